@@ -1,0 +1,71 @@
+# Our kprobes subsystem for Linux 6.12 (x86_64): build, boot and test.
+#
+#   make run        build our kernel and boot it in QEMU with a short demo
+#   make run INTERACTIVE=1   ... with a shell in the guest instead
+#   make test       build, boot once, run every test, print "N passed, N failed, N skipped"
+#   make stock      build the pristine upstream kernel with the same config
+#   make test-stock run the same guest tests on the stock kernel
+#   make patches    the work as a git format-patch series against upstream
+#   make check-patches  apply the series to a pristine tree, build and checkpatch each patch
+#   make clean / distclean
+#
+# EXTRA=<dir>: build the out-of-tree modules in <dir> against the kernel, put
+# them and <dir>/run.sh in the guest (at /extra) and run run.sh after boot.
+# B=<dir>: build directory for our tree (default build/ours).
+
+B ?= build/ours
+STOCK_B ?= build/stock
+EXTRA ?=
+INTERACTIVE ?=
+H := tools/harness
+
+.PHONY: all deps prepare kernel initramfs run test stock test-stock \
+	patches check-patches clean distclean
+
+all: kernel
+
+deps:
+	@$(H)/deps.sh
+
+prepare: deps
+	@$(H)/prepare.sh $(B) ours
+
+kernel: prepare
+	@$(H)/build.sh $(B) $(EXTRA)
+
+initramfs: kernel
+	@$(H)/initramfs.sh $(B) $(EXTRA)
+
+run: initramfs
+ifeq ($(INTERACTIVE),)
+	@$(H)/boot.sh $(B) demo
+else
+	@$(H)/boot.sh $(B) shell
+endif
+
+test: initramfs
+	@$(H)/boot.sh $(B) test $(B)/test.log
+	@$(H)/summarize.py $(B)/test.log
+
+stock: deps
+	@$(H)/prepare.sh $(STOCK_B) stock
+	@$(H)/build.sh $(STOCK_B) $(EXTRA)
+	@$(H)/initramfs.sh $(STOCK_B) $(EXTRA)
+
+test-stock: stock
+	@$(H)/boot.sh $(STOCK_B) test $(STOCK_B)/test.log
+	@$(H)/summarize.py $(STOCK_B)/test.log
+
+patches: deps
+	@$(H)/patches.sh build/patches
+
+check-patches: patches
+	@$(H)/check-patches.sh build/patches
+
+clean:
+	rm -rf $(B)/oot $(B)/initramfs.* $(B)/*.log $(STOCK_B)/oot build/patches
+	[ ! -d $(B)/linux ] || $(MAKE) -C $(B)/linux -s clean
+	[ ! -d $(STOCK_B)/linux ] || $(MAKE) -C $(STOCK_B)/linux -s clean
+
+distclean:
+	rm -rf build

@@ -1,0 +1,39 @@
+#!/bin/bash
+# Boot BUILD_DIR's kernel and initramfs in QEMU (TCG, 2 vCPUs).
+#
+#   boot.sh BUILD_DIR MODE [LOG]
+#
+# MODE is passed to the guest's init (demo, test, extra, shell).  With a LOG,
+# the serial console goes there (and, filtered, to stdout) under a timeout.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tools/harness/lib.sh"
+
+bdir=$(abspath "$1")
+mode=$2
+log=${3:-}
+tree=$bdir/linux
+
+qemu=(qemu-system-x86_64 -machine pc -smp 2 -m 1024
+      -accel "tcg,thread=${KP_TCG_THREAD:-multi}"
+      -kernel "$tree/arch/x86/boot/bzImage" -initrd "$bdir/initramfs.cpio.gz"
+      -no-reboot -display none
+      -append "console=ttyS0 kp.mode=$mode panic=-1 ${KP_CMDLINE:-}")
+qemu+=(${KP_QEMU_ARGS:-})
+
+if [ "$mode" = shell ]; then
+	exec "${qemu[@]}" -serial mon:stdio
+fi
+if [ -z "$log" ]; then
+	exec timeout "${KP_TIMEOUT:-1200}" "${qemu[@]}" -serial stdio -monitor none </dev/null
+fi
+
+say "booting $mode run, log in $log (timeout ${KP_TIMEOUT:-1200}s)"
+set +e
+timeout "${KP_TIMEOUT:-1200}" "${qemu[@]}" -serial stdio -monitor none </dev/null |
+	tee "$log" | grep --line-buffered -E '^(\[[ 0-9.]+\] )?( *(not )?ok [0-9]|kptest:)'
+rc=${PIPESTATUS[0]}
+set -e
+[ "$rc" = 124 ] && say "QEMU timed out"
+exit 0

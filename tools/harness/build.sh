@@ -1,0 +1,34 @@
+#!/bin/bash
+# Build the kernel in BUILD_DIR/linux, then the out-of-tree modules: our test
+# modules and, when given, the user's EXTRA directory.
+#
+#   build.sh BUILD_DIR [EXTRA_DIR]
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tools/harness/lib.sh"
+
+bdir=$(abspath "$1")
+extra=${2:-}
+tree=$bdir/linux
+jobs=${KP_JOBS:-$(nproc)}
+
+say "building kernel in $tree (-j$jobs)"
+make -C "$tree" -j"$jobs" -s bzImage modules
+
+# Build a directory of out-of-tree modules from a private copy, so the
+# source directory stays clean and a stale object never survives.
+build_oot() {
+	local src=$1 dst=$2
+	[ -f "$src/Kbuild" ] || [ -f "$src/Makefile" ] || die "$src has no Kbuild or Makefile"
+	mkdir -p "$dst"
+	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' "$src/" "$dst/"
+	say "building modules in $src"
+	make -C "$tree" -s M="$dst" modules
+}
+
+rm -rf "$bdir/oot"
+build_oot "$top/tools/testing/kprobes/modules" "$bdir/oot/kptest"
+if [ -n "$extra" ]; then
+	build_oot "$(cd "$extra" && pwd)" "$bdir/oot/extra"
+fi

@@ -1,0 +1,25 @@
+#!/bin/bash
+# Install the Debian packages the harness needs, or say how to.
+set -euo pipefail
+
+pkgs=(linux-source-6.12 qemu-system-x86 busybox-static bash-static
+      build-essential bc bison flex libelf-dev libssl-dev dwarves cpio
+      xz-utils kmod python3 rsync git)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} = 0 ] && exit 0
+
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" != 0 ]; then
+	echo "harness: missing packages; run as root:" >&2
+	echo "  apt-get update && $cmd" >&2
+	exit 1
+fi
+echo "harness: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,147 @@
+#!/bin/bash
+# Lay out a configured kernel tree in $1/linux.
+#
+#   prepare.sh BUILD_DIR ours    upstream tree, our files in place of the owned
+#                                ones, our integration patches, our config
+#   prepare.sh BUILD_DIR stock   pristine upstream tree, the same config
+#
+# The tree is extracted once.  Later runs copy only the files of ours that
+# changed (so kbuild rebuilds only what depends on them) and re-extract only
+# when the patch set changes.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+harness=$top/tools/harness
+. "$harness/lib.sh"
+
+bdir=$(abspath "$1")
+flavor=${2:-ours}
+tree=$bdir/linux
+tarball=${KP_UPSTREAM_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+
+[ -f "$tarball" ] || die "$tarball missing: run 'make deps' first"
+
+# Everything that decides the tree's content apart from our overlay files.
+patch_sum() {
+	if [ "$flavor" = ours ]; then
+		cat "$harness"/patches/*.patch 2>/dev/null | sha1sum | cut -c1-40
+	else
+		echo stock
+	fi
+}
+
+extract() {
+	say "extracting $(basename "$tarball") into $tree"
+	rm -rf "$tree"
+	mkdir -p "$tree"
+	tar -xf "$tarball" -C "$tree" --strip-components=1
+	if [ "$flavor" = ours ]; then
+		remove_owned
+		apply_patches
+	fi
+	patch_sum > "$tree/.kp-patches"
+}
+
+# Delete every upstream file that we own, so nothing of upstream's
+# implementation can survive in a built kernel.
+remove_owned() {
+	local pat f
+	while read -r pat; do
+		for f in $(cd "$tree" && compgen -G "$pat" || true); do
+			rm -f "$tree/$f"
+		done
+	done < <(owned_patterns)
+}
+
+apply_patches() {
+	local p
+	for p in "$harness"/patches/*.patch; do
+		[ -e "$p" ] || continue
+		say "applying $(basename "$p")"
+		patch -d "$tree" -p1 --quiet --forward < "$p" ||
+			die "patch $(basename "$p") does not apply to this upstream tree"
+	done
+}
+
+# Copy our kernel-tree files in, touching only those whose content changed,
+# and delete the ones we laid earlier but no longer have.
+overlay() {
+	local new=$tree/.kp-overlay.new old=$tree/.kp-overlay f
+	our_files > "$new"
+	while read -r f; do
+		mkdir -p "$tree/$(dirname "$f")"
+		cmp -s "$top/$f" "$tree/$f" || cp "$top/$f" "$tree/$f"
+	done < "$new"
+	if [ -f "$old" ]; then
+		comm -23 <(sort "$old") <(sort "$new") | while read -r f; do
+			rm -f "$tree/$f"
+		done
+	fi
+	mv "$new" "$old"
+}
+
+# Fail when an owned upstream file survived without our replacement, or
+# when one of ours that the list names is missing.
+check_owned() {
+	local pat f bad=0
+	while read -r pat; do
+		case "$pat" in
+		*[*?[]*) ;;
+		*) [ -f "$top/$pat" ] || { echo "owned file $pat: ours is missing" >&2; bad=1; } ;;
+		esac
+		for f in $(cd "$tree" && compgen -G "$pat" || true); do
+			[ -f "$tree/$f" ] || continue
+			if ! cmp -s "$tree/$f" "$top/$f"; then
+				echo "owned file $f in the build tree is not ours" >&2
+				bad=1
+			fi
+		done
+	done < <(owned_patterns)
+	if [ $bad != 0 ]; then
+		# KP_PARTIAL=1 lets a developer compile-test a tree that is not
+		# complete yet; it never passes for make run/test.
+		[ "${KP_PARTIAL:-0}" = 1 ] && say "owned-file check failed (ignored: KP_PARTIAL=1)" && return
+		die "owned-file check failed"
+	fi
+}
+
+configure() {
+	local frags=("$harness"/config/*.config) sum
+	sum=$( (cat "${frags[@]}"; echo "$flavor") | sha1sum | cut -c1-40)
+	if [ -f "$tree/.config" ] && [ "$(cat "$tree/.kp-config" 2>/dev/null)" = "$sum" ]; then
+		return
+	fi
+	say "configuring ($flavor): tinyconfig + ${frags[*]##*/}"
+	make -C "$tree" -s tinyconfig >/dev/null
+	(cd "$tree" && KCONFIG_CONFIG=.config scripts/kconfig/merge_config.sh -m .config "${frags[@]}" >/dev/null)
+	make -C "$tree" -s olddefconfig >/dev/null
+	check_config "${frags[@]}"
+	echo "$sum" > "$tree/.kp-config"
+}
+
+# Every option the fragments ask for must have survived olddefconfig
+# (the stock tree lacks our own test symbol, which is fine there).
+check_config() {
+	local line opt bad=0
+	for line in $(grep -h '^CONFIG_' "$@"); do
+		opt=${line%%=*}
+		[ "$flavor" = stock ] && [ "$opt" = CONFIG_KPROBES_KUNIT_TEST ] && continue
+		grep -qx "$line" "$tree/.config" || { echo "config: $line did not stick" >&2; bad=1; }
+	done
+	if [ "$flavor" = ours ] && grep -q '^CONFIG_KRETPROBE_ON_RETHOOK=y' "$tree/.config"; then
+		echo "config: KRETPROBE_ON_RETHOOK must be off for our kprobes" >&2
+		bad=1
+	fi
+	[ $bad = 0 ] || die "configuration check failed"
+}
+
+mkdir -p "$bdir"
+if [ ! -f "$tree/Makefile" ] || [ "$(cat "$tree/.kp-patches" 2>/dev/null)" != "$(patch_sum)" ]; then
+	extract
+fi
+if [ "$flavor" = ours ]; then
+	overlay
+	check_owned
+fi
+configure
+say "upstream $(make -C "$tree" -s kernelversion) ($flavor) ready in $tree"
