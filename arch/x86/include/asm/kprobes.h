@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * x86_64 side of kprobes: the opcode type, the per-site data the hit path
+ * needs and the per-CPU stepping state.
+ *
+ * A probe site is armed by replacing the first byte of its instruction with
+ * int3.  On a hit the instruction either is emulated on the saved registers
+ * or runs from an out-of-line slot that holds a copy of it followed by an
+ * int3; that second int3 brings the CPU back to finish the probe.
+ */
+#ifndef _ASM_X86_KPROBES_H
+#define _ASM_X86_KPROBES_H
+
+#include <asm-generic/kprobes.h>
+
+#ifdef CONFIG_KPROBES
+#include <linux/types.h>
+#include <linux/ptrace.h>
+#include <linux/percpu.h>
+#include <asm/insn.h>
+#include <asm/text-patching.h>
+
+/* The generic core allocates out-of-line slots for us. */
+#define __ARCH_WANT_KPROBES_INSN_SLOT
+
+typedef u8 kprobe_opcode_t;
+
+/* Longest instruction plus the int3 that ends the out-of-line run. */
+#define KPROBE_INSN_SLOT_SIZE	(MAX_INSN_SIZE + INT3_INSN_SIZE)
+
+/* Slots are written with text_poke(), which keeps the caches coherent. */
+#define flush_insn_slot(p)	((void)(p))
+
+struct kprobe;
+struct kprobe_site;
+struct pt_regs;
+
+/*
+ * Kept for code that still looks at kprobe.ainsn; this implementation keeps
+ * everything in struct arch_kprobe_site instead.
+ */
+struct arch_specific_insn {
+	kprobe_opcode_t *insn;
+};
+
+/*
+ * How the probed instruction is carried out on a hit.  The STEP kinds run
+ * the copy in the slot (some with a fixup when it comes back), the others
+ * are emulated on pt_regs inside the int3 handler and need no slot.
+ */
+enum kprobe_x86_op {
+	KPX_STEP,		/* run the copy, nothing to fix */
+	KPX_STEP_PUSHF,		/* pushf: put the caller's IF in the pushed word */
+	KPX_STEP_JMP_MEM,	/* jmp *mem, run as push mem: pop, jump */
+	KPX_STEP_CALL_MEM,	/* call *mem, run as push mem: pop, call */
+	KPX_NOP,		/* nothing but a skip */
+	KPX_JMP,		/* jmp rel */
+	KPX_CALL,		/* call rel */
+	KPX_JCC,		/* jcc rel, condition in .cond */
+	KPX_LOOP,		/* loopne/loope/loop/jrcxz, variant in .cond */
+	KPX_RET,		/* ret [imm16], imm in .imm */
+	KPX_JMP_REG,		/* jmp *%reg, pt_regs offset in .imm */
+	KPX_CALL_REG,		/* call *%reg, pt_regs offset in .imm */
+	KPX_CLI,
+	KPX_STI,
+	KPX_POPF,
+};
+
+/* Per probe site, filled by arch_prepare_kprobe_site(). */
+struct arch_kprobe_site {
+	kprobe_opcode_t	*slot;		/* copy + int3; NULL when emulated */
+	unsigned long	target;		/* destination of a relative branch */
+	u16		imm;		/* ret imm16, or register offset */
+	u8		op;		/* enum kprobe_x86_op */
+	u8		len;		/* length of the probed instruction */
+	u8		cond;		/* jcc condition / loop variant */
+	kprobe_opcode_t	opcode;		/* original first byte */
+};
+
+/* What an out-of-line run in progress needs to be finished or undone. */
+struct kprobe_step {
+	struct kprobe_site	*site;	/* whose copy is running, or NULL */
+	unsigned long		flags;	/* regs->flags at the hit (for IF) */
+};
+
+/* Per-CPU state; kprobe_status is read and written by the generic core. */
+struct kprobe_ctlblk {
+	unsigned long		kprobe_status;
+	struct kprobe_step	step;
+	/* The interrupted probe while a re-entered one is carried out. */
+	struct {
+		struct kprobe		*kp;
+		unsigned long		status;
+		struct kprobe_step	step;
+	} prev;
+};
+
+int kprobe_int3_handler(struct pt_regs *regs);
+int kprobe_fault_handler(struct pt_regs *regs, int trapnr);
+
+#else /* !CONFIG_KPROBES */
+
+static inline int kprobe_debug_handler(struct pt_regs *regs) { return 0; }
+
+#endif /* CONFIG_KPROBES */
+#endif /* _ASM_X86_KPROBES_H */

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * x86_64 kprobes: what happens when a probe's int3 fires, arming and
+ * disarming, faults in the middle of a probe, and the x86 blacklist.
+ *
+ * A hit goes through these per-CPU states (kprobe_ctlblk.kprobe_status):
+ *
+ *   HIT_ACTIVE  the pre handlers run (kprobe_site_pre());
+ *   HIT_SS      the probed instruction is carried out: emulated on the spot,
+ *               or its copy runs from the site's slot with interrupts off
+ *               until the int3 behind the copy traps back here;
+ *   HIT_SSDONE  the post handlers run (kprobe_site_post());
+ *
+ * and current_kprobe is cleared at the end.  A probe hit while this CPU is
+ * in any of those states only counts as missed and has its instruction
+ * carried out in the REENTER state, with the interrupted state parked in
+ * kprobe_ctlblk.prev: one level of nesting, which is all that can happen,
+ * since nothing a re-entered probe does can hit a probe again.
+ */
+#include <linux/kprobes.h>
+#include <linux/memory.h>
+#include <linux/perf_event.h>
+#include <linux/ptrace.h>
+#include <asm/extable.h>
+#include <asm/sections.h>
+#include <asm/switch_to.h>
+#include <asm/text-patching.h>
+#include <asm/traps.h>
+
+#include "internal.h"
+
+/*
+ * current_kprobe while a copy runs out of line.  Any non-NULL value makes
+ * the generic kprobe_running() true, which is what routes faults to
+ * kprobe_fault_handler() and nested hits to re-entry; this one belongs to
+ * no site, so it cannot go away under us.
+ */
+static struct kprobe kp_copy_running;
+
+static nokprobe_inline void kp_save_prev(struct kprobe_ctlblk *kcb)
+{
+	kcb->prev.kp = kprobe_running();
+	kcb->prev.status = kcb->kprobe_status;
+	kcb->prev.step = kcb->step;
+}
+
+static nokprobe_inline void kp_restore_prev(struct kprobe_ctlblk *kcb)
+{
+	__this_cpu_write(current_kprobe, kcb->prev.kp);
+	kcb->kprobe_status = kcb->prev.status;
+	kcb->step = kcb->prev.step;
+}
+
+/* The probed instruction has been carried out: post handlers, then idle. */
+static void kp_finish(struct kprobe_site *s, struct pt_regs *regs,
+		      struct kprobe_ctlblk *kcb)
+{
+	if (kcb->kprobe_status == KPROBE_REENTER) {
+		kp_restore_prev(kcb);
+		return;
+	}
+
+	kcb->step.site = NULL;
+	if (kprobe_site_has_post(s)) {
+		kcb->kprobe_status = KPROBE_HIT_SSDONE;
+		kprobe_site_post(s, regs);
+	}
+	__this_cpu_write(current_kprobe, NULL);
+}
+NOKPROBE_SYMBOL(kp_finish);
+
+/*
+ * Carry out the probed instruction in state @status (HIT_SS or REENTER):
+ * emulate it and finish now, or send the CPU to the copy in the slot with
+ * interrupts off; kp_copy_returned() takes over when it comes back.
+ */
+static void kp_execute(struct kprobe_site *s, struct pt_regs *regs,
+		       struct kprobe_ctlblk *kcb, unsigned long status)
+{
+	kcb->kprobe_status = status;
+
+	if (!kprobe_x86_op_steps(s->arch.op)) {
+		kprobe_x86_emulate(s, regs);
+		kp_finish(s, regs, kcb);
+		return;
+	}
+
+	kcb->step.site = s;
+	kcb->step.flags = regs->flags;
+	__this_cpu_write(current_kprobe, &kp_copy_running);
+	/* No interrupt, and so no preemption, before the copy traps back. */
+	regs->flags &= ~X86_EFLAGS_IF;
+	regs->ip = (unsigned long)s->arch.slot;
+}
+NOKPROBE_SYMBOL(kp_execute);
+
+/* Is the int3 at @addr the one behind the copy this CPU is running? */
+static bool kp_copy_returned(unsigned long addr, struct pt_regs *regs,
+			     struct kprobe_ctlblk *kcb)
+{
+	struct kprobe_site *s = kcb->step.site;
+
+	if (!s || !(kcb->kprobe_status & (KPROBE_HIT_SS | KPROBE_REENTER)))
+		return false;
+	if (addr != (unsigned long)s->arch.slot + s->arch.len)
+		return false;
+
+	kprobe_x86_step_fixup(s, regs, kcb->step.flags);
+	kp_finish(s, regs, kcb);
+	return true;
+}
+NOKPROBE_SYMBOL(kp_copy_returned);
+
+static void kp_hit(struct kprobe_site *s, struct pt_regs *regs,
+		   struct kprobe_ctlblk *kcb)
+{
+	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
+	if (kprobe_site_pre(s, regs)) {
+		/* A handler moved regs->ip: no instruction, no post handler. */
+		__this_cpu_write(current_kprobe, NULL);
+		return;
+	}
+	kp_execute(s, regs, kcb, KPROBE_HIT_SS);
+}
+NOKPROBE_SYMBOL(kp_hit);
+
+static void kp_reenter(struct kprobe_site *s, struct pt_regs *regs,
+		       struct kprobe_ctlblk *kcb)
+{
+	/*
+	 * Carrying out a re-entered probe calls nothing that may be probed,
+	 * so hitting a probe now means the kernel's protection of its own
+	 * hit path is broken: going on would recurse until the stack ends.
+	 */
+	if (kcb->kprobe_status == KPROBE_REENTER) {
+		pr_err("kprobes: probe at %pS hit while a re-entered probe was being carried out on this CPU; unrecoverable\n",
+		       s->addr);
+		BUG();
+	}
+
+	kprobe_site_missed(s);
+	kp_save_prev(kcb);
+	kp_execute(s, regs, kcb, KPROBE_REENTER);
+}
+NOKPROBE_SYMBOL(kp_reenter);
+
+/* Called from do_int3() with interrupts off; 1 when the int3 was ours. */
+int kprobe_int3_handler(struct pt_regs *regs)
+{
+	unsigned long addr = regs->ip - INT3_INSN_SIZE;
+	struct kprobe_ctlblk *kcb;
+	struct kprobe_site *s;
+
+	if (user_mode(regs))
+		return 0;
+
+	kcb = get_kprobe_ctlblk();
+	if (kprobe_running() && kp_copy_returned(addr, regs, kcb))
+		return 1;
+
+	s = kprobe_site_lookup(addr);
+	if (!s) {
+		if (*(kprobe_opcode_t *)addr == INT3_INSN_OPCODE)
+			return 0;	/* someone else's breakpoint */
+		/*
+		 * Our probe was removed between this CPU's trap and the
+		 * lookup; the original instruction is back, run it.
+		 */
+		regs->ip = addr;
+		return 1;
+	}
+
+	if (kprobe_running())
+		kp_reenter(s, regs, kcb);
+	else
+		kp_hit(s, regs, kcb);
+	return 1;
+}
+NOKPROBE_SYMBOL(kprobe_int3_handler);
+
+/*
+ * A fault while a copy runs out of line.  Make it look as if the original
+ * instruction faulted at the probe address, so that exception-table fixups
+ * and oops reports see the real code, and drop the probe: if the fixup
+ * resumes there, the probe simply fires again.  Faults in handlers are not
+ * ours to handle.
+ */
+int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
+{
+	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
+	struct kprobe_site *s = kcb->step.site;
+
+	if (!s || !(kcb->kprobe_status & (KPROBE_HIT_SS | KPROBE_REENTER)))
+		return 0;
+	if (regs->ip != (unsigned long)s->arch.slot)
+		return 0;	/* e.g. an NMI handler's fault meanwhile */
+
+	regs->ip = (unsigned long)s->addr;
+	regs->flags = (regs->flags & ~X86_EFLAGS_IF) |
+		      (kcb->step.flags & X86_EFLAGS_IF);
+
+	if (kcb->kprobe_status == KPROBE_REENTER) {
+		kp_restore_prev(kcb);
+	} else {
+		kcb->step.site = NULL;
+		__this_cpu_write(current_kprobe, NULL);
+	}
+
+	/*
+	 * The #GP path looked for a fixup before asking us, with the slot's
+	 * address, and found none; look again at the probed address.  The
+	 * page fault path does its own lookup after we return.
+	 */
+	if (trapnr == X86_TRAP_GP &&
+	    fixup_exception(regs, trapnr, current->thread.error_code, 0))
+		return 1;
+	return 0;
+}
+NOKPROBE_SYMBOL(kprobe_fault_handler);
+
+/* Replace the first byte of the probed instruction, on all CPUs. */
+static void kp_poke_first_byte(struct kprobe_site *s, const u8 *new,
+			       const u8 *old)
+{
+	mutex_lock(&text_mutex);
+	text_poke(s->addr, new, 1);
+	text_poke_sync();
+	mutex_unlock(&text_mutex);
+	perf_event_text_poke(s->addr, old, 1, new, 1);
+}
+
+void arch_arm_kprobe_site(struct kprobe_site *s)
+{
+	static const u8 int3 = INT3_INSN_OPCODE;
+
+	kp_poke_first_byte(s, &int3, &s->arch.opcode);
+}
+
+void arch_disarm_kprobe_site(struct kprobe_site *s)
+{
+	static const u8 int3 = INT3_INSN_OPCODE;
+
+	kp_poke_first_byte(s, &s->arch.opcode, &int3);
+}
+
+/*
+ * Text no probe may go into: the entry code (runs before the kernel's state
+ * is set up), noinstr code (also the idle loop; runs where RCU may not be
+ * watching) and anything placed in the kprobes section.
+ */
+static const struct {
+	const char *start, *end;
+} kp_forbidden_text[] = {
+	{ __entry_text_start,	__entry_text_end },
+	{ __noinstr_text_start,	__noinstr_text_end },
+	{ __kprobes_text_start,	__kprobes_text_end },
+};
+
+bool arch_within_kprobe_blacklist(unsigned long addr)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(kp_forbidden_text); i++)
+		if (addr >= (unsigned long)kp_forbidden_text[i].start &&
+		    addr < (unsigned long)kp_forbidden_text[i].end)
+			return true;
+	return false;
+}
+
+int __init arch_populate_kprobe_blacklist(void)
+{
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(kp_forbidden_text); i++) {
+		ret = kprobe_add_area_blacklist(
+			(unsigned long)kp_forbidden_text[i].start,
+			(unsigned long)kp_forbidden_text[i].end);
+		if (ret)
+			return ret;
+	}
+	/*
+	 * __switch_to() is entered on the old task's stack and returns on the
+	 * new one, so a return probe there would attach the instance to the
+	 * wrong task; the documentation promises -EINVAL for any probe.
+	 */
+	ret = kprobe_add_ksym_blacklist((unsigned long)__switch_to);
+	return ret < 0 ? ret : 0;	/* a size on success */
+}
+
+int __init arch_init_kprobes(void)
+{
+	return 0;
+}

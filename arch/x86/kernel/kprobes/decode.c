@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Instruction analysis for x86_64 kprobes: is the address an instruction
+ * boundary, can the instruction there be probed, and how is it carried out
+ * on a hit (emulated, or run from an out-of-line slot).  Also prepares and
+ * releases the slot.
+ *
+ * Refused (-EINVAL), because they cannot run anywhere but in place or they
+ * leave the kernel's control: int3, int n, int1, into, iret, far jmp, call
+ * and ret, syscall/sysret/sysenter/sysexit, swapgs, VMX/SVM entry and
+ * exit instructions, rsm, ud0/ud1/ud2 (BUG/WARN sites), hlt and mwait (they
+ * would sleep with interrupts off), loads of segment registers, xbegin,
+ * sti right before hlt or mwait (emulation loses sti's interrupt shadow),
+ * a near branch with an operand- or address-size prefix, REX2 and
+ * emulate-prefixed instructions, endbr64 with kernel IBT, and instructions
+ * that already start with an int3 that is not ours.
+ */
+#include <linux/kprobes.h>
+#include <linux/kallsyms.h>
+#include <linux/ftrace.h>
+#include <linux/memory.h>
+#include <linux/perf_event.h>
+#include <linux/uaccess.h>
+#include <asm/alternative.h>
+#include <asm/ibt.h>
+#include <asm/insn.h>
+#include <asm/text-patching.h>
+
+#include "internal.h"
+
+#define KP_PREFIX_OPSIZE	0x66
+#define KP_PREFIX_ADDRSIZE	0x67
+#define KP_PREFIX_LOCK		0xf0
+#define KP_MODRM_PUSH		6	/* ModRM.reg of "push r/m" (0xff /6) */
+
+/* pt_regs offsets of the general purpose registers, in encoding order. */
+static const u16 kp_gpr_offset[16] = {
+	offsetof(struct pt_regs, ax),	offsetof(struct pt_regs, cx),
+	offsetof(struct pt_regs, dx),	offsetof(struct pt_regs, bx),
+	offsetof(struct pt_regs, sp),	offsetof(struct pt_regs, bp),
+	offsetof(struct pt_regs, si),	offsetof(struct pt_regs, di),
+	offsetof(struct pt_regs, r8),	offsetof(struct pt_regs, r9),
+	offsetof(struct pt_regs, r10),	offsetof(struct pt_regs, r11),
+	offsetof(struct pt_regs, r12),	offsetof(struct pt_regs, r13),
+	offsetof(struct pt_regs, r14),	offsetof(struct pt_regs, r15),
+};
+
+/*
+ * Read the instruction bytes at @addr as they were before any of our own
+ * probes was armed there.  Returns how many bytes could be read (a function
+ * may end right before unmapped memory), or 0.
+ */
+static int kp_fetch(unsigned long addr, u8 *buf)
+{
+	struct kprobe_site *s;
+	int n;
+
+	if (!copy_from_kernel_nofault(buf, (void *)addr, MAX_INSN_SIZE))
+		n = MAX_INSN_SIZE;
+	else
+		for (n = 0; n < MAX_INSN_SIZE; n++)
+			if (copy_from_kernel_nofault(&buf[n], (void *)addr + n, 1))
+				break;
+	if (n && buf[0] == INT3_INSN_OPCODE) {
+		rcu_read_lock_sched();
+		s = kprobe_site_lookup(addr);
+		if (s)
+			buf[0] = s->arch.opcode;
+		rcu_read_unlock_sched();
+	}
+	return n;
+}
+
+static int kp_decode_at(unsigned long addr, u8 *buf, struct insn *insn)
+{
+	int n = kp_fetch(addr, buf);
+
+	if (!n || insn_decode(insn, buf, n, INSN_MODE_KERN))
+		return -EILSEQ;
+	return 0;
+}
+
+/*
+ * x86 instructions have no alignment, so the only way to know whether
+ * @addr starts one is to decode its function from the symbol's start.
+ * Padding and straight-line-speculation int3s decode as one-byte
+ * instructions, which is what they are.
+ */
+static int kp_check_boundary(unsigned long addr)
+{
+	unsigned long size, offset, cur;
+	u8 buf[MAX_INSN_SIZE];
+	struct insn insn;
+
+	if (!kallsyms_lookup_size_offset(addr, &size, &offset))
+		return -EILSEQ;
+
+	for (cur = addr - offset; cur < addr; cur += insn.length)
+		if (kp_decode_at(cur, buf, &insn))
+			return -EILSEQ;
+
+	return cur == addr ? 0 : -EILSEQ;
+}
+
+static bool kp_has_prefix(struct insn *insn, u8 which)
+{
+	insn_byte_t p;
+	int i;
+
+	for_each_insn_prefix(insn, i, p)
+		if (p == which)
+			return true;
+	return false;
+}
+
+/* A near branch whose size prefixes we would have to honour: refuse. */
+static bool kp_odd_branch(struct insn *insn)
+{
+	return kp_has_prefix(insn, KP_PREFIX_OPSIZE) ||
+	       kp_has_prefix(insn, KP_PREFIX_ADDRSIZE);
+}
+
+static void kp_set_branch(struct arch_kprobe_site *a, u8 op,
+			  unsigned long addr, struct insn *insn)
+{
+	a->op = op;
+	a->target = addr + insn->length + insn->immediate.value;
+}
+
+/* sti delays interrupts by one instruction; emulating it cannot. */
+static bool kp_sti_needs_shadow(unsigned long next)
+{
+	u8 buf[MAX_INSN_SIZE];
+	struct insn insn;
+
+	if (kp_decode_at(next, buf, &insn))
+		return true;
+	if (insn.opcode.bytes[0] == 0xf4)			/* hlt */
+		return true;
+	return insn.opcode.bytes[0] == 0x0f &&			/* mwait */
+	       insn.opcode.bytes[1] == 0x01 && insn.modrm.bytes[0] == 0xc9;
+}
+
+/* ff /2, /3, /4, /5: near and far indirect call and jmp. */
+static int kp_classify_group5(struct insn *insn, struct arch_kprobe_site *a)
+{
+	u8 modrm = insn->modrm.bytes[0];
+	u8 reg = X86_MODRM_REG(modrm);
+	bool call = reg == 2;
+
+	if (reg != 2 && reg != 4) {
+		/* /3 and /5 are far transfers; the others are plain. */
+		return (reg == 3 || reg == 5) ? -EINVAL : 0;
+	}
+	if (kp_odd_branch(insn))
+		return -EINVAL;
+
+	if (X86_MODRM_MOD(modrm) == 3) {
+		u8 rm = X86_MODRM_RM(modrm);
+
+		if (insn->rex_prefix.nbytes &&
+		    X86_REX_B(insn->rex_prefix.bytes[0]))
+			rm += 8;
+		a->op = call ? KPX_CALL_REG : KPX_JMP_REG;
+		a->imm = kp_gpr_offset[rm];
+	} else {
+		a->op = call ? KPX_STEP_CALL_MEM : KPX_STEP_JMP_MEM;
+	}
+	return 0;
+}
+
+static int kp_classify_onebyte(unsigned long addr, struct insn *insn,
+			       struct arch_kprobe_site *a)
+{
+	u8 opc = insn->opcode.bytes[0];
+
+	if (opc >= 0x70 && opc <= 0x7f) {
+		a->cond = opc & 0xf;
+		kp_set_branch(a, KPX_JCC, addr, insn);
+		return kp_odd_branch(insn) ? -EINVAL : 0;
+	}
+	if (opc >= 0xe0 && opc <= 0xe3) {
+		a->cond = opc - 0xe0;
+		kp_set_branch(a, KPX_LOOP, addr, insn);
+		return kp_odd_branch(insn) ? -EINVAL : 0;
+	}
+
+	switch (opc) {
+	case 0xe8:
+		kp_set_branch(a, KPX_CALL, addr, insn);
+		return kp_odd_branch(insn) ? -EINVAL : 0;
+	case 0xe9:
+	case 0xeb:
+		kp_set_branch(a, KPX_JMP, addr, insn);
+		return kp_odd_branch(insn) ? -EINVAL : 0;
+	case 0xc2:
+	case 0xc3:
+		a->op = KPX_RET;
+		a->imm = opc == 0xc2 ? (u16)insn->immediate.value : 0;
+		return kp_odd_branch(insn) ? -EINVAL : 0;
+	case 0xff:
+		return kp_classify_group5(insn, a);
+	case 0x9c:
+		a->op = KPX_STEP_PUSHF;
+		return kp_has_prefix(insn, KP_PREFIX_OPSIZE) ? -EINVAL : 0;
+	case 0x9d:
+		a->op = KPX_POPF;
+		return kp_has_prefix(insn, KP_PREFIX_OPSIZE) ? -EINVAL : 0;
+	case 0xfa:
+		a->op = KPX_CLI;
+		return 0;
+	case 0xfb:
+		a->op = KPX_STI;
+		return kp_sti_needs_shadow(addr + insn->length) ? -EINVAL : 0;
+	case 0x90:
+		/* Only a real nop: not pause (f3 90), not xchg %eax,%r8d. */
+		if (!insn->rex_prefix.nbytes &&
+		    !kp_has_prefix(insn, 0xf3) && !kp_has_prefix(insn, 0xf2))
+			a->op = KPX_NOP;
+		return 0;
+	case 0xc7:	/* xbegin: a relative branch for the abort path */
+		return insn->modrm.bytes[0] == 0xf8 ? -EINVAL : 0;
+	case 0x8e:	/* mov to a segment register */
+	case 0x9a: case 0xea:		/* far call/jmp absolute */
+	case 0xca: case 0xcb:		/* far ret */
+	case 0xcc: case 0xcd: case 0xce: case 0xf1:	/* int3/int/into/int1 */
+	case 0xcf:			/* iret */
+	case 0xf4:			/* hlt */
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* 0f 01 with a register ModRM: the system instructions of group 7. */
+static bool kp_bad_group7(u8 modrm)
+{
+	switch (modrm) {
+	case 0xc1: case 0xc2: case 0xc3: case 0xc4:	/* VMX */
+	case 0xc9: case 0xfb:				/* mwait, mwaitx */
+	case 0xcf: case 0xd7:				/* encls, enclu */
+	case 0xd4:					/* vmfunc */
+	case 0xd8 ... 0xdf:				/* SVM */
+	case 0xf8:					/* swapgs */
+		return true;
+	}
+	return false;
+}
+
+static int kp_classify_twobyte(unsigned long addr, struct insn *insn,
+			       struct arch_kprobe_site *a)
+{
+	u8 opc = insn->opcode.bytes[1];
+	u8 modrm = insn->modrm.bytes[0];
+
+	if (opc >= 0x80 && opc <= 0x8f) {
+		a->cond = opc & 0xf;
+		kp_set_branch(a, KPX_JCC, addr, insn);
+		return kp_odd_branch(insn) ? -EINVAL : 0;
+	}
+
+	switch (opc) {
+	case 0x01:
+		return X86_MODRM_MOD(modrm) == 3 && kp_bad_group7(modrm) ?
+			-EINVAL : 0;
+	case 0x1f:	/* the long nops */
+		if (!kp_has_prefix(insn, KP_PREFIX_LOCK))
+			a->op = KPX_NOP;
+		return 0;
+	case 0x05: case 0x07: case 0x34: case 0x35:	/* system calls */
+	case 0x0b: case 0xb9: case 0xff:		/* ud2, ud1, ud0 */
+	case 0xa1: case 0xa9:				/* pop %fs/%gs */
+	case 0xb2: case 0xb4: case 0xb5:		/* lss, lfs, lgs */
+	case 0xaa:					/* rsm */
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool kp_is_endbr64(const u8 *buf)
+{
+	static const u8 endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	return !memcmp(buf, endbr64, sizeof(endbr64));
+}
+
+/* Decide how the instruction in @buf (decoded in @insn) is carried out. */
+static int kp_classify(unsigned long addr, const u8 *buf, struct insn *insn,
+		       struct arch_kprobe_site *a)
+{
+	/* The int3 of a debugger: what it replaced is unknown to us. */
+	if (buf[0] == INT3_INSN_OPCODE)
+		return -EINVAL;
+	/* An indirect branch must land on the endbr itself, not on int3. */
+	if (IS_ENABLED(CONFIG_X86_KERNEL_IBT) && kp_is_endbr64(buf))
+		return -EINVAL;
+	if (insn_is_rex2(insn) || insn_has_emulate_prefix(insn))
+		return -EINVAL;
+
+	a->op = KPX_STEP;
+	/* VEX/EVEX opcodes live in other maps: they only ever run as copies. */
+	if (insn->vex_prefix.nbytes)
+		return 0;
+	if (insn->opcode.nbytes == 1)
+		return kp_classify_onebyte(addr, insn, a);
+	if (insn->opcode.nbytes == 2 && insn->opcode.bytes[0] == 0x0f)
+		return kp_classify_twobyte(addr, insn, a);
+	return 0;
+}
+
+/*
+ * Turn @buf into what runs from @slot: the instruction with a rebased
+ * RIP-relative displacement (memory-indirect branches turned into a push of
+ * their target), then int3s to the end of the slot.
+ */
+static int kp_build_copy(struct kprobe_site *s, kprobe_opcode_t *slot,
+			 u8 *buf, struct insn *insn)
+{
+	unsigned long addr = (unsigned long)s->addr;
+	u8 op = s->arch.op;
+
+	if (insn_rip_relative(insn)) {
+		s64 disp = (s64)insn->displacement.value +
+			   (s64)(addr - (unsigned long)slot);
+		s32 disp32 = disp;
+
+		/* execmem keeps slots near the text, but make sure. */
+		if (disp32 != disp)
+			return -ERANGE;
+		memcpy(&buf[insn_offset_displacement(insn)], &disp32,
+		       sizeof(disp32));
+	}
+	if (op == KPX_STEP_JMP_MEM || op == KPX_STEP_CALL_MEM) {
+		u8 *modrm = &buf[insn_offset_modrm(insn)];
+
+		*modrm = (*modrm & ~0x38) | (KP_MODRM_PUSH << 3);
+	}
+	memset(&buf[insn->length], INT3_INSN_OPCODE,
+	       KPROBE_INSN_SLOT_SIZE - insn->length);
+	return 0;
+}
+
+static int kp_fill_slot(struct kprobe_site *s, u8 *buf, struct insn *insn)
+{
+	kprobe_opcode_t *slot = get_insn_slot();
+	int ret;
+
+	if (!slot)
+		return -ENOMEM;
+
+	ret = kp_build_copy(s, slot, buf, insn);
+	if (ret) {
+		free_insn_slot(slot, 0);
+		return ret;
+	}
+
+	/* Slot pages are read-only and executable: patch them as text. */
+	mutex_lock(&text_mutex);
+	text_poke(slot, buf, KPROBE_INSN_SLOT_SIZE);
+	text_poke_sync();
+	mutex_unlock(&text_mutex);
+	perf_event_text_poke(slot, NULL, 0, buf, KPROBE_INSN_SLOT_SIZE);
+
+	s->arch.slot = slot;
+	return 0;
+}
+
+static int kp_analyse(struct kprobe_site *s, u8 *buf, struct insn *insn)
+{
+	unsigned long addr = (unsigned long)s->addr;
+	int ret;
+
+	ret = kp_check_boundary(addr);
+	if (ret)
+		return ret;
+	ret = kp_decode_at(addr, buf, insn);
+	if (ret)
+		return ret;
+	/* Lock prefixes the SMP alternatives may rewrite under our copy. */
+	if (alternatives_text_reserved(s->addr, s->addr + insn->length))
+		return -EINVAL;
+
+	s->arch.len = insn->length;
+	s->arch.opcode = buf[0];
+	return kp_classify(addr, buf, insn, &s->arch);
+}
+
+int arch_prepare_kprobe_site(struct kprobe_site *s)
+{
+	u8 buf[KPROBE_INSN_SLOT_SIZE];
+	struct insn insn;
+	int ret;
+
+	memset(&s->arch, 0, sizeof(s->arch));
+
+	/* ftrace owns its call sites and rewrites them at will. */
+	if (ftrace_location((unsigned long)s->addr))
+		return -EINVAL;
+
+	/* Keep text_poke_bp()'s temporary int3s out of the decoding. */
+	mutex_lock(&text_mutex);
+	ret = kp_analyse(s, buf, &insn);
+	mutex_unlock(&text_mutex);
+	if (ret)
+		return ret;
+
+	if (kprobe_x86_op_steps(s->arch.op))
+		ret = kp_fill_slot(s, buf, &insn);
+	return ret;
+}
+
+void arch_release_kprobe_site(struct kprobe_site *s)
+{
+	if (s->arch.slot) {
+		free_insn_slot(s->arch.slot, 0);
+		s->arch.slot = NULL;
+	}
+}
+
+/*
+ * With kernel IBT a function starts with endbr64, which must stay in place
+ * for indirect calls: a probe on the function's entry goes right after it.
+ */
+kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
+					 unsigned long offset,
+					 bool *on_func_entry)
+{
+	bool endbr = is_endbr(*(u32 *)addr);
+
+	if (endbr && !offset)
+		offset = ENDBR_INSN_SIZE;
+	*on_func_entry = !offset || (endbr && offset == ENDBR_INSN_SIZE);
+	return (kprobe_opcode_t *)(addr + offset);
+}
