@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Kprobes: dynamic probes on kernel instructions.
+ *
+ * A kprobe names an instruction (by address, or by symbol and offset) and
+ * gets its pre_handler called just before that instruction runs and its
+ * post_handler just after.  A kretprobe puts a kprobe on a function's entry
+ * and gets its handler called when the function returns.
+ *
+ * Inside the core, all probes registered on one address share a probe site
+ * (struct kprobe_site): one breakpoint, one copy of the instruction, and the
+ * list of the probes whose handlers run when it is hit.  The architecture
+ * sees only sites, through the arch_*_kprobe_site() calls below.
+ */
+#ifndef _LINUX_KPROBES_H
+#define _LINUX_KPROBES_H
+
+#include <linux/compiler.h>
+#include <linux/linkage.h>
+#include <linux/list.h>
+#include <linux/llist.h>
+#include <linux/notifier.h>
+#include <linux/smp.h>
+#include <linux/bug.h>
+#include <linux/percpu.h>
+#include <linux/spinlock.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/mutex.h>
+#include <linux/ftrace.h>
+#include <linux/objpool.h>
+#include <linux/rethook.h>
+#include <asm/kprobes.h>
+
+#ifdef CONFIG_KPROBES
+/* Values of kprobe_ctlblk.kprobe_status while this CPU handles a probe. */
+#define KPROBE_HIT_ACTIVE	0x00000001	/* pre handlers running */
+#define KPROBE_HIT_SS		0x00000002	/* probed instruction running */
+#define KPROBE_REENTER		0x00000004	/* a nested hit being skipped */
+#define KPROBE_HIT_SSDONE	0x00000008	/* post handlers running */
+#else
+typedef int kprobe_opcode_t;
+struct arch_specific_insn {
+	int dummy;
+};
+#endif
+
+struct kprobe;
+struct kprobe_site;
+struct pt_regs;
+struct task_struct;
+struct kretprobe;
+struct kretprobe_instance;
+
+typedef int (*kprobe_pre_handler_t)(struct kprobe *, struct pt_regs *);
+typedef void (*kprobe_post_handler_t)(struct kprobe *, struct pt_regs *,
+				      unsigned long flags);
+typedef int (*kretprobe_handler_t)(struct kretprobe_instance *,
+				   struct pt_regs *);
+
+/**
+ * struct kprobe - one probe on one kernel instruction
+ * @hlist: kept for callers that initialise it; the core does not hash it
+ * @list: link in the probe site's list while registered, empty otherwise
+ * @nmissed: hits on which the handlers did not run (nested hits)
+ * @addr: probed address; filled in by register_kprobe() from @symbol_name
+ * @symbol_name: symbol to probe ("sym" or "module:sym"), or NULL
+ * @offset: byte offset from @symbol_name (or from @addr)
+ * @pre_handler: run before the instruction; non-zero return means the
+ *	handler changed regs->ip and the instruction must be skipped
+ * @post_handler: run after the instruction, with interrupts off
+ * @opcode: the first byte of the instruction the breakpoint replaced
+ * @ainsn: the copy of the instruction (ainsn.insn is its slot or NULL)
+ * @flags: KPROBE_FLAG_*; callers may set only KPROBE_FLAG_DISABLED
+ * @site: the probe site this probe is on, while registered
+ * @nhit: per-CPU count of hits that ran this probe's handlers
+ */
+struct kprobe {
+	struct hlist_node hlist;
+	struct list_head list;
+	unsigned long nmissed;
+	kprobe_opcode_t *addr;
+	const char *symbol_name;
+	unsigned int offset;
+	kprobe_pre_handler_t pre_handler;
+	kprobe_post_handler_t post_handler;
+	kprobe_opcode_t opcode;
+	struct arch_specific_insn ainsn;
+	u32 flags;
+	struct kprobe_site *site;
+	unsigned long __percpu *nhit;
+};
+
+#define KPROBE_FLAG_GONE		1	/* its text went away */
+#define KPROBE_FLAG_DISABLED		2	/* handlers switched off */
+#define KPROBE_FLAG_OPTIMIZED		4	/* reached by a jump */
+#define KPROBE_FLAG_FTRACE		8	/* reached through ftrace */
+#define KPROBE_FLAG_ON_FUNC_ENTRY	16	/* on a function's entry */
+
+static inline bool kprobe_gone(struct kprobe *p)
+{
+	return p->flags & KPROBE_FLAG_GONE;
+}
+
+static inline bool kprobe_disabled(struct kprobe *p)
+{
+	return p->flags & (KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE);
+}
+
+static inline bool kprobe_optimized(struct kprobe *p)
+{
+	return p->flags & KPROBE_FLAG_OPTIMIZED;
+}
+
+static inline bool kprobe_ftrace(struct kprobe *p)
+{
+	return p->flags & KPROBE_FLAG_FTRACE;
+}
+
+/*
+ * The instances of one kretprobe.  It outlives the kretprobe while some of
+ * its instances are still waiting for their functions to return.
+ */
+struct kretprobe_holder {
+	struct kretprobe __rcu	*rp;	/* NULL once unregistered */
+	struct objpool_head	pool;	/* free instances */
+	refcount_t		ref;	/* instances not yet retired, + 1 */
+	struct rcu_head		rcu;
+};
+
+/**
+ * struct kretprobe - a probe on a function's return
+ * @kp: the entry probe (set kp.symbol_name or kp.addr)
+ * @handler: run when the function returns
+ * @entry_handler: run at entry; non-zero return means no @handler for
+ *	this call
+ * @maxactive: calls that can be followed at once; <= 0 picks a default
+ * @nmissed: calls not followed because every instance was in use
+ * @data_size: bytes of private data per instance (kretprobe_instance.data)
+ * @rph: the instances, while registered
+ */
+struct kretprobe {
+	struct kprobe kp;
+	kretprobe_handler_t handler;
+	kretprobe_handler_t entry_handler;
+	int maxactive;
+	int nmissed;
+	size_t data_size;
+	struct kretprobe_holder *rph;
+};
+
+#define KRETPROBE_MAX_DATA_SIZE	4096
+
+/**
+ * struct kretprobe_instance - one call being followed
+ * @llist: link in the task's list of pending returns (newest first)
+ * @rph: the kretprobe's instances this one belongs to
+ * @ret_addr: where the function really returns to
+ * @fp: the stack slot that held the return address
+ * @task: the task that made the call
+ * @data: the kretprobe's private data for this call
+ */
+struct kretprobe_instance {
+	struct llist_node llist;
+	struct kretprobe_holder *rph;
+	kprobe_opcode_t *ret_addr;
+	void *fp;
+	struct task_struct *task;
+	char data[];
+};
+
+struct kprobe_blacklist_entry {
+	struct list_head list;
+	unsigned long start_addr;
+	unsigned long end_addr;
+	struct rcu_head rcu;
+};
+
+#ifdef CONFIG_KPROBES
+
+/**
+ * struct kprobe_site - the probes registered on one address
+ * @hash: link in the core's table of sites, looked up under RCU
+ * @probes: the struct kprobe's here, in registration order (RCU list)
+ * @addr: the probed instruction
+ * @nr_post: how many of the probes have a post_handler
+ * @armed: the breakpoint is in the text
+ * @gone: the text went away (module unloaded, init text freed)
+ * @reap: link in a list of emptied sites waiting to be freed
+ * @arch: what the architecture needs to carry the instruction out
+ */
+struct kprobe_site {
+	struct hlist_node	hash;
+	struct list_head	probes;
+	kprobe_opcode_t		*addr;
+	unsigned int		nr_post;
+	bool			armed;
+	bool			gone;
+	struct list_head	reap;
+	struct arch_kprobe_site	arch;
+};
+
+DECLARE_PER_CPU(struct kprobe *, current_kprobe);
+DECLARE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
+
+static inline struct kprobe *kprobe_running(void)
+{
+	return __this_cpu_read(current_kprobe);
+}
+
+static inline void reset_current_kprobe(void)
+{
+	__this_cpu_write(current_kprobe, NULL);
+}
+
+static inline struct kprobe_ctlblk *get_kprobe_ctlblk(void)
+{
+	return this_cpu_ptr(&kprobe_ctlblk);
+}
+
+/* Mark this CPU as inside kprobes, so that probes hit meanwhile are skipped. */
+void kprobe_busy_begin(void);
+void kprobe_busy_end(void);
+
+/* The core's side of the hit path, for the architecture's trap handler. */
+struct kprobe_site *kprobe_site_lookup(unsigned long addr);
+int kprobe_site_pre(struct kprobe_site *s, struct pt_regs *regs);
+void kprobe_site_post(struct kprobe_site *s, struct pt_regs *regs);
+void kprobe_site_missed(struct kprobe_site *s);
+
+static __always_inline bool kprobe_site_has_post(struct kprobe_site *s)
+{
+	return READ_ONCE(s->nr_post) != 0;
+}
+
+/*
+ * The architecture's side.  prepare checks that s->addr can be probed and
+ * fills s->arch (-EILSEQ off an instruction boundary, -EINVAL for what
+ * cannot be probed); release frees what prepare took.  arm and disarm put
+ * the breakpoint in and take it out, on every CPU, before they return.
+ */
+int arch_prepare_kprobe_site(struct kprobe_site *s);
+void arch_release_kprobe_site(struct kprobe_site *s);
+void arch_arm_kprobe_site(struct kprobe_site *s);
+void arch_disarm_kprobe_site(struct kprobe_site *s);
+kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
+					 unsigned long offset,
+					 bool *on_func_entry);
+int arch_init_kprobes(void);
+bool arch_within_kprobe_blacklist(unsigned long addr);
+int arch_populate_kprobe_blacklist(void);
+
+/* The blacklist. */
+bool within_kprobe_blacklist(unsigned long addr);
+int kprobe_add_ksym_blacklist(unsigned long entry);
+int kprobe_add_area_blacklist(unsigned long start, unsigned long end);
+
+/* Markers of the _kprobe_blacklist section (NOKPROBE_SYMBOL entries). */
+extern unsigned long __start_kprobe_blacklist[];
+extern unsigned long __stop_kprobe_blacklist[];
+
+/* Executable slots for out-of-line copies of probed instructions. */
+#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
+kprobe_opcode_t *get_insn_slot(void);
+void free_insn_slot(kprobe_opcode_t *slot, int dirty);
+bool is_kprobe_insn_slot(unsigned long addr);
+#else
+static inline bool is_kprobe_insn_slot(unsigned long addr)
+{
+	return false;
+}
+#endif
+
+#ifdef CONFIG_KRETPROBES
+void arch_prepare_kretprobe(struct kretprobe_instance *ri,
+			    struct pt_regs *regs);
+void arch_kretprobe_fixup_return(struct pt_regs *regs,
+				 kprobe_opcode_t *correct_ret_addr);
+void __kretprobe_trampoline(void);
+
+static nokprobe_inline void *kretprobe_trampoline_addr(void)
+{
+	return dereference_kernel_function_descriptor(__kretprobe_trampoline);
+}
+
+/*
+ * Called by the architecture's trampoline with the registers it saved and
+ * the stack slot the return address was in: runs the return handlers and
+ * gives back the address the function really returns to.
+ */
+unsigned long kretprobe_trampoline_handler(struct pt_regs *regs,
+					   void *frame_pointer);
+
+static nokprobe_inline struct kretprobe *
+get_kretprobe(struct kretprobe_instance *ri)
+{
+	return rcu_dereference_check(ri->rph->rp, rcu_read_lock_any_held());
+}
+
+static nokprobe_inline unsigned long
+get_kretprobe_retaddr(struct kretprobe_instance *ri)
+{
+	return (unsigned long)ri->ret_addr;
+}
+
+static nokprobe_inline bool is_kretprobe_trampoline(unsigned long addr)
+{
+	return (void *)addr == kretprobe_trampoline_addr();
+}
+
+unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
+				      struct llist_node **cur);
+void kprobe_flush_task(struct task_struct *tk);
+#else
+#define kprobe_flush_task(tk)	do {} while (0)
+#endif /* CONFIG_KRETPROBES */
+
+struct kprobe *get_kprobe(void *addr);
+kprobe_opcode_t *kprobe_lookup_name(const char *name, unsigned int offset);
+int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym,
+			 unsigned long offset);
+
+int register_kprobe(struct kprobe *p);
+void unregister_kprobe(struct kprobe *p);
+int register_kprobes(struct kprobe **kps, int num);
+void unregister_kprobes(struct kprobe **kps, int num);
+
+int register_kretprobe(struct kretprobe *rp);
+void unregister_kretprobe(struct kretprobe *rp);
+int register_kretprobes(struct kretprobe **rps, int num);
+void unregister_kretprobes(struct kretprobe **rps, int num);
+
+int disable_kprobe(struct kprobe *kp);
+int enable_kprobe(struct kprobe *kp);
+
+void kprobe_free_init_mem(void);
+void dump_kprobe(struct kprobe *kp);
+int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
+		       char *sym);
+
+#else /* !CONFIG_KPROBES */
+
+static inline int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
+{
+	return 0;
+}
+static inline struct kprobe *get_kprobe(void *addr)
+{
+	return NULL;
+}
+static inline struct kprobe *kprobe_running(void)
+{
+	return NULL;
+}
+#define kprobe_busy_begin()	do {} while (0)
+#define kprobe_busy_end()	do {} while (0)
+#define kprobe_flush_task(tk)	do {} while (0)
+
+static inline int register_kprobe(struct kprobe *p)
+{
+	return -EOPNOTSUPP;
+}
+static inline int register_kprobes(struct kprobe **kps, int num)
+{
+	return -EOPNOTSUPP;
+}
+static inline void unregister_kprobe(struct kprobe *p)
+{
+}
+static inline void unregister_kprobes(struct kprobe **kps, int num)
+{
+}
+static inline int register_kretprobe(struct kretprobe *rp)
+{
+	return -EOPNOTSUPP;
+}
+static inline int register_kretprobes(struct kretprobe **rps, int num)
+{
+	return -EOPNOTSUPP;
+}
+static inline void unregister_kretprobe(struct kretprobe *rp)
+{
+}
+static inline void unregister_kretprobes(struct kretprobe **rps, int num)
+{
+}
+static inline void kprobe_free_init_mem(void)
+{
+}
+static inline int disable_kprobe(struct kprobe *kp)
+{
+	return -EOPNOTSUPP;
+}
+static inline int enable_kprobe(struct kprobe *kp)
+{
+	return -EOPNOTSUPP;
+}
+static inline bool within_kprobe_blacklist(unsigned long addr)
+{
+	return true;
+}
+static inline int kprobe_get_kallsym(unsigned int symnum, unsigned long *value,
+				     char *type, char *sym)
+{
+	return -ERANGE;
+}
+static inline bool is_kprobe_insn_slot(unsigned long addr)
+{
+	return false;
+}
+#endif /* CONFIG_KPROBES */
+
+#if !defined(CONFIG_KPROBES) || !defined(CONFIG_KRETPROBES)
+static nokprobe_inline bool is_kretprobe_trampoline(unsigned long addr)
+{
+	return false;
+}
+
+static nokprobe_inline
+unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
+				      struct llist_node **cur)
+{
+	return 0;
+}
+#endif
+
+static inline int disable_kretprobe(struct kretprobe *rp)
+{
+	return disable_kprobe(&rp->kp);
+}
+
+static inline int enable_kretprobe(struct kretprobe *rp)
+{
+	return enable_kprobe(&rp->kp);
+}
+
+/* Jump optimization and probes on ftrace are not built yet. */
+static inline bool is_kprobe_optinsn_slot(unsigned long addr)
+{
+	return false;
+}
+
+static inline void wait_for_kprobe_optimizer(void)
+{
+}
+
+static inline void kprobe_ftrace_kill(void)
+{
+}
+
+/*
+ * For the page fault handler: a fault taken while this CPU handles a probe
+ * may be the probed instruction's own, which the architecture undoes.
+ */
+static nokprobe_inline bool kprobe_page_fault(struct pt_regs *regs,
+					      unsigned int trap)
+{
+	if (!IS_ENABLED(CONFIG_KPROBES) || user_mode(regs))
+		return false;
+	/* kprobe_running() means nothing where we could migrate. */
+	if (preemptible() || !kprobe_running())
+		return false;
+	return kprobe_fault_handler(regs, trap);
+}
+
+#endif /* _LINUX_KPROBES_H */

@@ -1,0 +1,1727 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The generic kprobes core.
+ *
+ * Probe table.  Every probed address has one struct kprobe_site, found in
+ * kp_sites[] by hashing the address.  A site owns the breakpoint and the
+ * architecture's copy of the instruction, and lists the struct kprobe's
+ * registered there; each keeps its own handlers and flags, so several users
+ * can probe one instruction without knowing of each other.  A site whose
+ * text went away (module unloaded, init text freed) stays in the table,
+ * marked gone and never touched again, until its probes are unregistered;
+ * the hit path and new registrations look past it.
+ *
+ * Locking.  kprobe_mutex serialises every change: registration, arming,
+ * enabling, module events, the debugfs knobs.  The hit path takes no lock:
+ * it runs in the breakpoint trap, with interrupts off, and reads the table
+ * and the site lists under RCU (sched flavour, implied by the trap).  Sites
+ * and probes are therefore only freed, and unregister only returns, after a
+ * grace period; batch unregistration waits for one grace period in all.
+ *
+ * Hit path.  The architecture's trap handler looks the site up and calls
+ * kprobe_site_pre(), carries out the instruction, then calls
+ * kprobe_site_post().  current_kprobe is non-NULL on a CPU for the whole of
+ * that; a probe hit meanwhile runs no handler and counts as missed.
+ */
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include <linux/kprobes.h>
+#include <linux/debugfs.h>
+#include <linux/execmem.h>
+#include <linux/extable.h>
+#include <linux/hash.h>
+#include <linux/jump_label.h>
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/moduleloader.h>
+#include <linux/sched/task.h>
+#include <linux/seq_file.h>
+#include <linux/set_memory.h>
+#include <linux/slab.h>
+#include <linux/static_call.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+#include <asm/sections.h>
+
+#define KP_HASH_BITS	8
+
+static DEFINE_MUTEX(kprobe_mutex);
+static struct hlist_head kp_sites[1 << KP_HASH_BITS];
+static bool kprobes_all_disarmed;		/* debugfs "enabled" is 0 */
+static bool kprobes_ready;			/* init_kprobes() has run */
+
+DEFINE_PER_CPU(struct kprobe *, current_kprobe);
+EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
+DEFINE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
+
+/* What current_kprobe points at while kprobes itself is busy on a CPU. */
+static struct kprobe kprobe_busy = {
+	.addr = (kprobe_opcode_t *)&kprobe_busy_begin,
+};
+
+static struct hlist_head *kp_bucket(const void *addr)
+{
+	return &kp_sites[hash_ptr(addr, KP_HASH_BITS)];
+}
+
+/* ------------------------------------------------------------------ */
+/* Hit path: everything here runs inside the breakpoint trap.          */
+/* ------------------------------------------------------------------ */
+
+/**
+ * kprobe_site_lookup() - find the live probe site at an address
+ * @addr: the probed address
+ *
+ * Called from the trap with interrupts off, or with the RCU read lock or
+ * kprobe_mutex held.  Return: the site, or NULL.
+ */
+struct kprobe_site *kprobe_site_lookup(unsigned long addr)
+{
+	struct kprobe_site *s;
+
+	hlist_for_each_entry_rcu(s, kp_bucket((void *)addr), hash,
+				 lockdep_is_held(&kprobe_mutex))
+		if ((unsigned long)s->addr == addr && !s->gone)
+			return s;
+	return NULL;
+}
+NOKPROBE_SYMBOL(kprobe_site_lookup);
+
+static nokprobe_inline void kp_count_hit(struct kprobe *p)
+{
+	if (p->nhit)
+		this_cpu_inc(*p->nhit);
+}
+
+/**
+ * kprobe_site_pre() - run the pre handlers of a site that was hit
+ * @s: the site
+ * @regs: the registers at the hit
+ *
+ * Leaves current_kprobe non-NULL.  Return: 1 when a handler changed
+ * regs->ip and asks for the instruction to be skipped (the remaining
+ * handlers do not run), 0 otherwise.
+ */
+int kprobe_site_pre(struct kprobe_site *s, struct pt_regs *regs)
+{
+	struct kprobe *p;
+
+	__this_cpu_write(current_kprobe, &kprobe_busy);
+	list_for_each_entry_rcu(p, &s->probes, list) {
+		if (kprobe_disabled(p))
+			continue;
+		kp_count_hit(p);
+		__this_cpu_write(current_kprobe, p);
+		if (p->pre_handler && p->pre_handler(p, regs))
+			return 1;
+	}
+	return 0;
+}
+NOKPROBE_SYMBOL(kprobe_site_pre);
+
+/**
+ * kprobe_site_post() - run the post handlers of a site after its instruction
+ * @s: the site
+ * @regs: the registers after the instruction
+ */
+void kprobe_site_post(struct kprobe_site *s, struct pt_regs *regs)
+{
+	struct kprobe *p;
+
+	list_for_each_entry_rcu(p, &s->probes, list) {
+		if (!p->post_handler || kprobe_disabled(p))
+			continue;
+		__this_cpu_write(current_kprobe, p);
+		p->post_handler(p, regs, 0);
+	}
+}
+NOKPROBE_SYMBOL(kprobe_site_post);
+
+/* Count a hit whose handlers were skipped; nmissed is read without locks. */
+static nokprobe_inline void kp_count_miss(struct kprobe *p)
+{
+	BUILD_BUG_ON(sizeof(p->nmissed) != sizeof(atomic_long_t));
+	atomic_long_inc((atomic_long_t *)&p->nmissed);
+}
+
+/**
+ * kprobe_site_missed() - a site was hit while this CPU was inside kprobes
+ * @s: the site
+ */
+void kprobe_site_missed(struct kprobe_site *s)
+{
+	struct kprobe *p;
+
+	list_for_each_entry_rcu(p, &s->probes, list)
+		if (!kprobe_disabled(p))
+			kp_count_miss(p);
+}
+NOKPROBE_SYMBOL(kprobe_site_missed);
+
+/**
+ * kprobe_busy_begin() - make probes hit on this CPU count as missed
+ *
+ * For code of kprobes' own that runs outside the trap (the return
+ * trampoline) and must not be re-entered.  Disables preemption until
+ * kprobe_busy_end().
+ */
+void kprobe_busy_begin(void)
+{
+	preempt_disable();
+	__this_cpu_write(current_kprobe, &kprobe_busy);
+	get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
+}
+NOKPROBE_SYMBOL(kprobe_busy_begin);
+
+void kprobe_busy_end(void)
+{
+	__this_cpu_write(current_kprobe, NULL);
+	preempt_enable();
+}
+NOKPROBE_SYMBOL(kprobe_busy_end);
+
+/* ------------------------------------------------------------------ */
+/* Out-of-line slots.                                                   */
+/* ------------------------------------------------------------------ */
+
+#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
+
+#define KP_SLOTS_PER_PAGE	(PAGE_SIZE / KPROBE_INSN_SLOT_SIZE)
+
+/*
+ * A page of slots, allocated near the kernel text (so RIP-relative
+ * operands reach) and mapped read-only and executable; the architecture
+ * writes slots with its text patching.  Listed in /proc/kallsyms.
+ */
+struct kp_slot_page {
+	struct list_head	list;		/* kp_slot_pages, RCU */
+	kprobe_opcode_t		*base;
+	unsigned int		nr_used;
+	DECLARE_BITMAP(used, KP_SLOTS_PER_PAGE);
+	struct rcu_work		free_work;
+};
+
+static LIST_HEAD(kp_slot_pages);
+static DEFINE_MUTEX(kp_slot_mutex);
+
+static struct kp_slot_page *kp_slot_page_new(void)
+{
+	struct kp_slot_page *pg = kzalloc(sizeof(*pg), GFP_KERNEL);
+
+	if (!pg)
+		return NULL;
+	pg->base = execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE);
+	if (!pg->base) {
+		kfree(pg);
+		return NULL;
+	}
+	/* Anything that jumps into an unused slot traps. */
+	memset(pg->base, INT3_INSN_OPCODE, PAGE_SIZE);
+	set_memory_rox((unsigned long)pg->base, 1);
+	list_add_rcu(&pg->list, &kp_slot_pages);
+	return pg;
+}
+
+static void kp_slot_page_free(struct work_struct *work)
+{
+	struct kp_slot_page *pg = container_of(to_rcu_work(work),
+					       struct kp_slot_page, free_work);
+
+	execmem_free(pg->base);
+	kfree(pg);
+}
+
+/**
+ * get_insn_slot() - take a slot for an out-of-line copy
+ *
+ * Return: the slot (its bytes are int3 until written), or NULL.
+ */
+kprobe_opcode_t *get_insn_slot(void)
+{
+	struct kp_slot_page *pg;
+	kprobe_opcode_t *slot = NULL;
+	unsigned int i;
+
+	mutex_lock(&kp_slot_mutex);
+	list_for_each_entry(pg, &kp_slot_pages, list)
+		if (pg->nr_used < KP_SLOTS_PER_PAGE)
+			goto found;
+	pg = kp_slot_page_new();
+	if (!pg)
+		goto out;
+found:
+	i = find_first_zero_bit(pg->used, KP_SLOTS_PER_PAGE);
+	__set_bit(i, pg->used);
+	pg->nr_used++;
+	slot = pg->base + i * KPROBE_INSN_SLOT_SIZE;
+out:
+	mutex_unlock(&kp_slot_mutex);
+	return slot;
+}
+
+/**
+ * free_insn_slot() - give a slot back
+ * @slot: from get_insn_slot()
+ * @dirty: unused; the caller has already waited until no CPU runs the slot
+ *
+ * An emptied page is unmapped after a grace period, as is_kprobe_insn_slot()
+ * may be looking at it.
+ */
+void free_insn_slot(kprobe_opcode_t *slot, int dirty)
+{
+	struct kp_slot_page *pg;
+	unsigned long off;
+
+	mutex_lock(&kp_slot_mutex);
+	list_for_each_entry(pg, &kp_slot_pages, list) {
+		off = slot - pg->base;
+		if (slot < pg->base || off >= PAGE_SIZE)
+			continue;
+		WARN_ON(!__test_and_clear_bit(off / KPROBE_INSN_SLOT_SIZE,
+					      pg->used));
+		if (--pg->nr_used == 0) {
+			list_del_rcu(&pg->list);
+			INIT_RCU_WORK(&pg->free_work, kp_slot_page_free);
+			queue_rcu_work(system_wq, &pg->free_work);
+		}
+		break;
+	}
+	mutex_unlock(&kp_slot_mutex);
+}
+
+/**
+ * is_kprobe_insn_slot() - is an address inside one of our slot pages?
+ * @addr: any address
+ *
+ * Safe in any context; the unwinders and kernel_text_address() use it.
+ */
+bool is_kprobe_insn_slot(unsigned long addr)
+{
+	struct kp_slot_page *pg;
+	bool ret = false;
+
+	rcu_read_lock_sched_notrace();
+	list_for_each_entry_rcu(pg, &kp_slot_pages, list) {
+		if (addr >= (unsigned long)pg->base &&
+		    addr < (unsigned long)pg->base + PAGE_SIZE) {
+			ret = true;
+			break;
+		}
+	}
+	rcu_read_unlock_sched_notrace();
+	return ret;
+}
+NOKPROBE_SYMBOL(is_kprobe_insn_slot);
+
+/**
+ * kprobe_get_kallsym() - describe the @symnum'th slot page for kallsyms
+ * @symnum: index among kprobes' symbols
+ * @value: its address
+ * @type: its kallsyms type
+ * @sym: its name, at least KSYM_NAME_LEN bytes
+ *
+ * Return: 0, or -ERANGE past the last page.
+ */
+int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
+		       char *sym)
+{
+	struct kp_slot_page *pg;
+	int ret = -ERANGE;
+
+	mutex_lock(&kp_slot_mutex);
+	list_for_each_entry(pg, &kp_slot_pages, list) {
+		if (symnum--)
+			continue;
+		*value = (unsigned long)pg->base;
+		*type = 't';
+		strscpy(sym, "kprobe_insn_page", KSYM_NAME_LEN);
+		ret = 0;
+		break;
+	}
+	mutex_unlock(&kp_slot_mutex);
+	return ret;
+}
+
+#else /* !__ARCH_WANT_KPROBES_INSN_SLOT */
+
+int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
+		       char *sym)
+{
+	return -ERANGE;
+}
+
+#endif /* __ARCH_WANT_KPROBES_INSN_SLOT */
+
+/* ------------------------------------------------------------------ */
+/* The blacklist: code that must never be probed.                      */
+/* ------------------------------------------------------------------ */
+
+/* Written under kprobe_mutex (or at boot), read under RCU. */
+static LIST_HEAD(kprobe_blacklist);
+
+/**
+ * kprobe_add_ksym_blacklist() - refuse probes in the function at @entry
+ * @entry: an address inside a kernel or module function
+ *
+ * Return: the function's size, or -EINVAL when @entry is not in a known
+ * function, -ENOMEM.
+ */
+int kprobe_add_ksym_blacklist(unsigned long entry)
+{
+	struct kprobe_blacklist_entry *ent;
+	unsigned long size, offset;
+
+	if (!kernel_text_address(entry) ||
+	    !kallsyms_lookup_size_offset(entry, &size, &offset) || !size)
+		return -EINVAL;
+
+	ent = kmalloc(sizeof(*ent), GFP_KERNEL);
+	if (!ent)
+		return -ENOMEM;
+	ent->start_addr = entry - offset;
+	ent->end_addr = ent->start_addr + size;
+	list_add_tail_rcu(&ent->list, &kprobe_blacklist);
+	return size;
+}
+
+/**
+ * kprobe_add_area_blacklist() - refuse probes in every function of a range
+ * @start: first address
+ * @end: address after the range
+ *
+ * One entry per function, so that the debugfs list names them.
+ * Return: 0 or a negative errno.
+ */
+int kprobe_add_area_blacklist(unsigned long start, unsigned long end)
+{
+	unsigned long addr;
+	int ret;
+
+	for (addr = start; addr < end; addr += ret) {
+		ret = kprobe_add_ksym_blacklist(addr);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static bool kp_listed(unsigned long addr)
+{
+	struct kprobe_blacklist_entry *ent;
+	bool ret = false;
+
+	if (arch_within_kprobe_blacklist(addr))
+		return true;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ent, &kprobe_blacklist, list) {
+		if (addr >= ent->start_addr && addr < ent->end_addr) {
+			ret = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return ret;
+}
+
+/**
+ * within_kprobe_blacklist() - may no probe go at this address?
+ * @addr: the address
+ *
+ * Copies the compiler made of a blacklisted function ("foo.isra.0",
+ * "foo.cold") are refused too.
+ */
+bool within_kprobe_blacklist(unsigned long addr)
+{
+	char name[KSYM_NAME_LEN];
+	unsigned long base;
+	char *dot;
+
+	if (kp_listed(addr))
+		return true;
+
+	if (lookup_symbol_name(addr, name))
+		return false;
+	dot = strchr(name, '.');
+	if (!dot || dot == name)
+		return false;
+	*dot = '\0';
+	base = kallsyms_lookup_name(name);
+	return base && kp_listed(base);
+}
+
+static void kp_blacklist_module_add(struct module *mod)
+{
+	unsigned long start;
+	unsigned int i;
+
+	for (i = 0; i < mod->num_kprobe_blacklist; i++)
+		kprobe_add_ksym_blacklist(mod->kprobe_blacklist[i]);
+
+	start = (unsigned long)mod->kprobes_text_start;
+	if (start)
+		kprobe_add_area_blacklist(start, start + mod->kprobes_text_size);
+	start = (unsigned long)mod->noinstr_text_start;
+	if (start)
+		kprobe_add_area_blacklist(start, start + mod->noinstr_text_size);
+}
+
+static void kp_blacklist_module_remove(struct module *mod)
+{
+	struct kprobe_blacklist_entry *ent, *next;
+
+	list_for_each_entry_safe(ent, next, &kprobe_blacklist, list) {
+		if (!within_module(ent->start_addr, mod))
+			continue;
+		list_del_rcu(&ent->list);
+		kfree_rcu(ent, rcu);
+	}
+}
+
+static int __init kp_blacklist_init(void)
+{
+	unsigned long *entry;
+	int ret;
+
+	for (entry = __start_kprobe_blacklist;
+	     entry < __stop_kprobe_blacklist; entry++) {
+		ret = kprobe_add_ksym_blacklist(*entry);
+		if (ret == -EINVAL)
+			continue;	/* e.g. a symbol in discarded init code */
+		if (ret < 0)
+			return ret;
+	}
+	return arch_populate_kprobe_blacklist();
+}
+
+/* ------------------------------------------------------------------ */
+/* Where a probe goes, and whether it may go there.                    */
+/* ------------------------------------------------------------------ */
+
+/**
+ * kprobe_lookup_name() - the address of a symbol
+ * @name: "symbol" or "module:symbol"
+ * @offset: unused; kept for callers of the historical interface
+ *
+ * Return: the address, or NULL.
+ */
+kprobe_opcode_t *kprobe_lookup_name(const char *name, unsigned int offset)
+{
+	return (kprobe_opcode_t *)kallsyms_lookup_name(name);
+}
+
+/*
+ * The address a probe described by @addr or @sym, plus @offset, lands on,
+ * with the architecture's say on function entries.
+ */
+static kprobe_opcode_t *kp_resolve(kprobe_opcode_t *addr, const char *sym,
+				   unsigned long offset, bool *on_func_entry)
+{
+	unsigned long target, size, sym_off;
+
+	if (!!addr == !!sym)
+		return ERR_PTR(-EINVAL);
+	if (sym) {
+		addr = kprobe_lookup_name(sym, 0);
+		if (!addr)
+			return ERR_PTR(-ENOENT);
+	}
+
+	target = (unsigned long)addr + offset;
+	if (!kallsyms_lookup_size_offset(target, &size, &sym_off))
+		return ERR_PTR(-ENOENT);
+	return arch_adjust_kprobe_addr(target - sym_off, sym_off,
+				       on_func_entry);
+}
+
+/**
+ * kprobe_on_func_entry() - does a probe description land on a function's
+ *	entry?
+ * @addr: address, or NULL
+ * @sym: symbol, or NULL
+ * @offset: offset from either
+ *
+ * Return: 0 if so, -EINVAL if not, -ENOENT if the symbol is unknown.
+ */
+int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym,
+			 unsigned long offset)
+{
+	bool on_entry = false;
+	kprobe_opcode_t *at = kp_resolve(addr, sym, offset, &on_entry);
+
+	if (IS_ERR(at))
+		return PTR_ERR(at);
+	return on_entry ? 0 : -EINVAL;
+}
+
+static bool kp_text_reserved(kprobe_opcode_t *addr)
+{
+	bool ret;
+
+	/* Places other subsystems rewrite at run time. */
+	jump_label_lock();
+	ret = jump_label_text_reserved(addr, addr) ||
+	      static_call_text_reserved(addr, addr);
+	jump_label_unlock();
+	return ret || find_bug((unsigned long)addr);
+}
+
+/*
+ * Check that @addr is text we may probe.  A probe in a module holds a
+ * reference (returned in @modp) only until it is armed: probes pin nothing,
+ * they go when their module goes.
+ */
+static int kp_check_text(kprobe_opcode_t *addr, struct module **modp)
+{
+	unsigned long a = (unsigned long)addr;
+	struct module *mod;
+	int ret = 0;
+
+	*modp = NULL;
+	if (!core_kernel_text(a) && !is_module_text_address(a))
+		return -EINVAL;
+	if (within_kprobe_blacklist(a) || kp_text_reserved(addr))
+		return -EINVAL;
+
+	preempt_disable();
+	mod = __module_text_address(a);
+	if (mod) {
+		if (!try_module_get(mod)) {
+			ret = -ENOENT;		/* on its way out */
+		} else if (within_module_init(a, mod) &&
+			   mod->state != MODULE_STATE_COMING) {
+			module_put(mod);	/* init text is gone */
+			ret = -ENOENT;
+		} else {
+			*modp = mod;
+		}
+	}
+	preempt_enable();
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sites: creation, arming, teardown.  All under kprobe_mutex.          */
+/* ------------------------------------------------------------------ */
+
+static bool kp_site_wants_arming(struct kprobe_site *s)
+{
+	struct kprobe *p;
+
+	if (kprobes_all_disarmed || s->gone)
+		return false;
+	list_for_each_entry(p, &s->probes, list)
+		if (!kprobe_disabled(p))
+			return true;
+	return false;
+}
+
+/* Bring the breakpoint in line with the site's probes and the knob. */
+static void kp_site_sync(struct kprobe_site *s)
+{
+	bool want = kp_site_wants_arming(s);
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (want == s->armed)
+		return;
+	if (want)
+		arch_arm_kprobe_site(s);
+	else
+		arch_disarm_kprobe_site(s);
+	s->armed = want;
+}
+
+static struct kprobe_site *kp_site_new(kprobe_opcode_t *addr)
+{
+	struct kprobe_site *s = kzalloc(sizeof(*s), GFP_KERNEL);
+	int ret;
+
+	if (!s)
+		return ERR_PTR(-ENOMEM);
+	INIT_LIST_HEAD(&s->probes);
+	s->addr = addr;
+	ret = arch_prepare_kprobe_site(s);
+	if (ret) {
+		kfree(s);
+		return ERR_PTR(ret);
+	}
+	hlist_add_head_rcu(&s->hash, kp_bucket(addr));
+	return s;
+}
+
+/* After a grace period: nobody can be using @s any more. */
+static void kp_site_free(struct kprobe_site *s)
+{
+	arch_release_kprobe_site(s);
+	kfree(s);
+}
+
+static bool kp_site_has(struct kprobe_site *s, struct kprobe *p)
+{
+	struct kprobe *q;
+
+	list_for_each_entry(q, &s->probes, list)
+		if (q == p)
+			return true;
+	return false;
+}
+
+/*
+ * Is @p registered?  p->site is only trusted once found in the table, since
+ * the struct may have been copied from a registered one.
+ */
+static struct kprobe_site *kp_site_of(struct kprobe *p)
+{
+	struct kprobe_site *s, *want = p->site;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (!want || !p->addr)
+		return NULL;
+	hlist_for_each_entry(s, kp_bucket(p->addr), hash)
+		if (s == want && kp_site_has(s, p))
+			return s;
+	return NULL;
+}
+
+/* The probe is off the site's list; is the site itself still needed? */
+static bool kp_site_release_if_empty(struct kprobe_site *s)
+{
+	if (!list_empty(&s->probes))
+		return false;
+	hlist_del_rcu(&s->hash);
+	return true;
+}
+
+/* Add @p to the live site at @addr, creating and arming it as needed. */
+static int kp_attach(struct kprobe *p, kprobe_opcode_t *addr)
+{
+	struct kprobe_site *s;
+
+	lockdep_assert_held(&kprobe_mutex);
+	s = kprobe_site_lookup((unsigned long)addr);
+	if (!s) {
+		s = kp_site_new(addr);
+		if (IS_ERR(s))
+			return PTR_ERR(s);
+	} else if (kp_site_has(s, p)) {
+		return -EINVAL;
+	}
+
+	p->site = s;
+	p->opcode = s->arch.opcode;
+	p->ainsn.insn = s->arch.slot;
+	if (p->post_handler)
+		WRITE_ONCE(s->nr_post, s->nr_post + 1);
+	/* Fully set up before the hit path can see it. */
+	list_add_tail_rcu(&p->list, &s->probes);
+	kp_site_sync(s);
+	return 0;
+}
+
+/*
+ * Take @p off its site, disarming the site when nothing enabled is left.
+ * Return: the site when it became empty and must be freed after a grace
+ * period, NULL otherwise.
+ */
+static struct kprobe_site *kp_detach(struct kprobe_site *s, struct kprobe *p)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	list_del_rcu(&p->list);
+	if (p->post_handler)
+		WRITE_ONCE(s->nr_post, s->nr_post - 1);
+	kp_site_sync(s);
+	return kp_site_release_if_empty(s) ? s : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Registration.                                                        */
+/* ------------------------------------------------------------------ */
+
+static int kp_register_one(struct kprobe *p)
+{
+	bool on_func_entry = false;
+	kprobe_opcode_t *addr;
+	struct module *mod;
+	int ret;
+
+	if (!kprobes_ready)
+		return -EBUSY;
+
+	addr = kp_resolve(p->addr, p->symbol_name, p->offset, &on_func_entry);
+	if (IS_ERR(addr))
+		return PTR_ERR(addr);
+
+	mutex_lock(&kprobe_mutex);
+	p->addr = addr;
+	if (kp_site_of(p)) {
+		ret = -EINVAL;		/* this very struct is registered */
+		goto out_unlock;
+	}
+
+	ret = kp_check_text(addr, &mod);
+	if (ret)
+		goto out_unlock;
+
+	p->flags &= KPROBE_FLAG_DISABLED;
+	if (on_func_entry)
+		p->flags |= KPROBE_FLAG_ON_FUNC_ENTRY;
+	p->nmissed = 0;
+	p->nhit = alloc_percpu(unsigned long);
+	if (!p->nhit) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	INIT_LIST_HEAD(&p->list);
+	ret = kp_attach(p, addr);
+	if (ret) {
+		free_percpu(p->nhit);
+		p->nhit = NULL;
+	}
+out_put:
+	module_put(mod);
+out_unlock:
+	mutex_unlock(&kprobe_mutex);
+	return ret;
+}
+
+/**
+ * register_kprobe() - put a probe on a kernel instruction
+ * @p: the probe; set either @p->addr or @p->symbol_name (plus @p->offset),
+ *	the handlers, and optionally KPROBE_FLAG_DISABLED in @p->flags
+ *
+ * Return: 0 when the probe is in place, or -EINVAL (both or neither of addr
+ * and symbol_name, not probeable text, blacklisted, an instruction that
+ * cannot be probed, @p already registered), -ENOENT (unknown symbol, module
+ * going), -EILSEQ (not on an instruction boundary), -ENOMEM.
+ */
+int register_kprobe(struct kprobe *p)
+{
+	int ret = kp_register_one(p);
+
+	if (ret)
+		pr_debug("probe at %s%s+%#x refused: %d\n",
+			 p->symbol_name ?: "", p->symbol_name ? "" : "address",
+			 p->offset, ret);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(register_kprobe);
+
+/*
+ * First half of unregistering: off the site (disarmed if nothing enabled
+ * is left there).  Returns the site if it must be freed, an ERR_PTR when
+ * @p was not registered.
+ */
+static struct kprobe_site *kp_unregister_begin(struct kprobe *p)
+{
+	struct kprobe_site *s = kp_site_of(p);
+
+	if (!s)
+		return ERR_PTR(-EINVAL);
+	return kp_detach(s, p);
+}
+
+/* Second half, after a grace period: nothing can be using @p any more. */
+static void kp_unregister_finish(struct kprobe *p)
+{
+	INIT_LIST_HEAD(&p->list);
+	free_percpu(p->nhit);
+	p->nhit = NULL;
+	p->site = NULL;
+}
+
+#ifdef CONFIG_KRETPROBES
+static void kp_kretprobe_detach(struct kprobe *p);
+static void kp_kretprobe_retire(struct kprobe *p);
+#else
+static inline void kp_kretprobe_detach(struct kprobe *p) { }
+static inline void kp_kretprobe_retire(struct kprobe *p) { }
+#endif
+
+/* Unregister @num probes, waiting for a single grace period. */
+static void kp_unregister_many(struct kprobe **kps, int num)
+{
+	struct kprobe_site *s, *tmp;
+	LIST_HEAD(dead);
+	int i;
+
+	if (num <= 0)
+		return;
+
+	mutex_lock(&kprobe_mutex);
+	for (i = 0; i < num; i++) {
+		s = kp_unregister_begin(kps[i]);
+		if (IS_ERR(s)) {
+			/* Not registered: say so, as the API promises. */
+			kps[i]->addr = NULL;
+			continue;
+		}
+		kp_kretprobe_detach(kps[i]);
+		if (s)
+			list_add(&s->reap, &dead);
+	}
+	mutex_unlock(&kprobe_mutex);
+
+	synchronize_rcu();
+
+	for (i = 0; i < num; i++) {
+		if (!kps[i]->addr)
+			continue;
+		kp_kretprobe_retire(kps[i]);
+		kp_unregister_finish(kps[i]);
+	}
+	list_for_each_entry_safe(s, tmp, &dead, reap)
+		kp_site_free(s);
+}
+
+/**
+ * unregister_kprobe() - remove a probe
+ * @p: a probe registered with register_kprobe()
+ *
+ * When it returns, no handler of @p runs any more and @p may be freed.
+ * A probe that is not registered gets its addr cleared, nothing else.
+ */
+void unregister_kprobe(struct kprobe *p)
+{
+	kp_unregister_many(&p, 1);
+}
+EXPORT_SYMBOL_GPL(unregister_kprobe);
+
+/**
+ * unregister_kprobes() - remove several probes, waiting only once
+ * @kps: the probes
+ * @num: how many
+ */
+void unregister_kprobes(struct kprobe **kps, int num)
+{
+	kp_unregister_many(kps, num);
+}
+EXPORT_SYMBOL_GPL(unregister_kprobes);
+
+/**
+ * register_kprobes() - register several probes, all or none
+ * @kps: the probes
+ * @num: how many
+ *
+ * Return: 0, or the error of the first probe that failed, in which case
+ * the ones before it have been unregistered again.
+ */
+int register_kprobes(struct kprobe **kps, int num)
+{
+	int i, ret;
+
+	if (num <= 0)
+		return -EINVAL;
+	for (i = 0; i < num; i++) {
+		ret = register_kprobe(kps[i]);
+		if (ret) {
+			unregister_kprobes(kps, i);
+			return ret;
+		}
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(register_kprobes);
+
+/**
+ * disable_kprobe() - stop a probe's handlers without unregistering it
+ * @kp: a registered probe
+ *
+ * Return: 0, or -EINVAL when @kp is not registered.
+ */
+int disable_kprobe(struct kprobe *kp)
+{
+	struct kprobe_site *s;
+	int ret = 0;
+
+	mutex_lock(&kprobe_mutex);
+	s = kp_site_of(kp);
+	if (s) {
+		kp->flags |= KPROBE_FLAG_DISABLED;
+		kp_site_sync(s);
+	} else {
+		ret = -EINVAL;
+	}
+	mutex_unlock(&kprobe_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(disable_kprobe);
+
+/**
+ * enable_kprobe() - let a disabled probe's handlers run again
+ * @kp: a registered probe
+ *
+ * Return: 0, or -EINVAL when @kp is not registered or its text is gone.
+ */
+int enable_kprobe(struct kprobe *kp)
+{
+	struct kprobe_site *s;
+	int ret = 0;
+
+	mutex_lock(&kprobe_mutex);
+	s = kp_site_of(kp);
+	if (s && !kprobe_gone(kp)) {
+		kp->flags &= ~KPROBE_FLAG_DISABLED;
+		kp_site_sync(s);
+	} else {
+		ret = -EINVAL;
+	}
+	mutex_unlock(&kprobe_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(enable_kprobe);
+
+/**
+ * get_kprobe() - the first probe registered at an address
+ * @addr: the address
+ *
+ * Call with preemption disabled; the probe is only valid until it is
+ * enabled again.  Return: the probe, or NULL.
+ */
+struct kprobe *get_kprobe(void *addr)
+{
+	struct kprobe_site *s = kprobe_site_lookup((unsigned long)addr);
+
+	return s ? list_first_or_null_rcu(&s->probes, struct kprobe, list) :
+		   NULL;
+}
+NOKPROBE_SYMBOL(get_kprobe);
+
+/**
+ * dump_kprobe() - print what is known of a probe, for oops reports
+ * @kp: the probe
+ */
+void dump_kprobe(struct kprobe *kp)
+{
+	pr_err("Dumping kprobe:\n");
+	pr_err("Name: %s\nOffset: %x\nAddress: %pS\n",
+	       kp->symbol_name, kp->offset, kp->addr);
+}
+NOKPROBE_SYMBOL(dump_kprobe);
+
+/* ------------------------------------------------------------------ */
+/* Return probes.                                                       */
+/* ------------------------------------------------------------------ */
+
+#ifdef CONFIG_KRETPROBES
+
+static int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs);
+
+static bool kp_is_kretprobe(struct kprobe *p)
+{
+	return p->pre_handler == pre_handler_kretprobe;
+}
+
+static void kp_holder_free(struct rcu_head *head)
+{
+	struct kretprobe_holder *rph = container_of(head,
+						    struct kretprobe_holder,
+						    rcu);
+
+	objpool_free(&rph->pool);
+	kfree(rph);
+}
+
+/*
+ * Drop @n references to the holder.  The last one may go in the return
+ * trampoline, so the memory goes back after a grace period, not here.
+ */
+static void kp_holder_put(struct kretprobe_holder *rph, unsigned int n)
+{
+	if (refcount_sub_and_test(n, &rph->ref))
+		call_rcu(&rph->rcu, kp_holder_free);
+}
+NOKPROBE_SYMBOL(kp_holder_put);
+
+/* An instance is done with: back to the pool, or retired with its probe. */
+static void kp_instance_recycle(struct kretprobe_instance *ri)
+{
+	struct kretprobe_holder *rph = ri->rph;
+
+	ri->task = NULL;
+	rcu_read_lock_sched_notrace();
+	if (likely(rcu_dereference_sched(rph->rp)))
+		objpool_push(ri, &rph->pool);
+	else
+		kp_holder_put(rph, 1);
+	rcu_read_unlock_sched_notrace();
+}
+NOKPROBE_SYMBOL(kp_instance_recycle);
+
+static nokprobe_inline void kp_count_rp_miss(struct kretprobe *rp)
+{
+	BUILD_BUG_ON(sizeof(rp->nmissed) != sizeof(atomic_t));
+	atomic_inc((atomic_t *)&rp->nmissed);
+}
+
+/* The entry probe of every kretprobe: take an instance, hijack the return. */
+static int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs)
+{
+	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
+	struct kretprobe_holder *rph = READ_ONCE(rp->rph);
+	struct kretprobe_instance *ri;
+
+	if (unlikely(!rph))
+		return 0;
+	ri = objpool_pop(&rph->pool);
+	if (!ri) {
+		kp_count_rp_miss(rp);
+		return 0;
+	}
+
+	ri->task = current;
+	if (rp->entry_handler && rp->entry_handler(ri, regs)) {
+		ri->task = NULL;
+		objpool_push(ri, &rph->pool);
+		return 0;
+	}
+	arch_prepare_kretprobe(ri, regs);
+	/* Only this task touches its list: no atomics needed. */
+	__llist_add(&ri->llist, &current->kretprobe_instances);
+	return 0;
+}
+NOKPROBE_SYMBOL(pre_handler_kretprobe);
+
+static nokprobe_inline struct kretprobe_instance *kp_ri(struct llist_node *n)
+{
+	return container_of(n, struct kretprobe_instance, llist);
+}
+
+/*
+ * The first instance at or after @n that knows a real return address (the
+ * others on the same frame hold the trampoline's, having been stacked on
+ * top of another kretprobe of the same function).
+ */
+static struct llist_node *kp_next_real(struct llist_node *n)
+{
+	for (; n; n = n->next)
+		if (!is_kretprobe_trampoline((unsigned long)kp_ri(n)->ret_addr))
+			return n;
+	return NULL;
+}
+NOKPROBE_SYMBOL(kp_next_real);
+
+/**
+ * kretprobe_find_ret_addr() - the real return address behind a trampoline
+ * @tsk: the task whose stack is being walked (current, or not running)
+ * @fp: the stack slot that holds the trampoline's address
+ * @cur: the walker's cursor, NULL at the start of a walk
+ *
+ * Return: the address, or 0 when no pending return of @tsk is at @fp.
+ */
+unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
+				      struct llist_node **cur)
+{
+	struct llist_node *n;
+
+	/* Walks go from the innermost frame outwards, as the list does. */
+	n = *cur ? *cur : tsk->kretprobe_instances.first;
+	for (; n; n = n->next) {
+		struct llist_node *real = kp_next_real(n);
+
+		if (!real)
+			break;
+		if (kp_ri(real)->fp == fp) {
+			*cur = real;
+			return (unsigned long)kp_ri(real)->ret_addr;
+		}
+		n = real;
+	}
+	/* The cursor can be past @fp when a walk looks twice; start over. */
+	if (*cur) {
+		*cur = NULL;
+		return kretprobe_find_ret_addr(tsk, fp, cur);
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kretprobe_find_ret_addr);
+NOKPROBE_SYMBOL(kretprobe_find_ret_addr);
+
+/*
+ * Instances above @fp belong to frames that are gone without returning
+ * through us: the "call count does not match return count" case.
+ */
+static void kp_drop_stale(void *fp)
+{
+	struct llist_head *head = &current->kretprobe_instances;
+	struct kretprobe_instance *ri;
+
+	while (head->first && kp_ri(head->first)->fp != fp &&
+	       (unsigned long)kp_ri(head->first)->fp < (unsigned long)fp) {
+		ri = kp_ri(head->first);
+		pr_err("kretprobe BUG!: Processing kretprobe %px @ %px\n",
+		       ri, ri->ret_addr);
+		head->first = head->first->next;
+		kp_instance_recycle(ri);
+	}
+}
+NOKPROBE_SYMBOL(kp_drop_stale);
+
+static unsigned long kp_trampoline(struct pt_regs *regs, void *fp)
+{
+	struct llist_head *head = &current->kretprobe_instances;
+	struct llist_node *n, *last, *next;
+	kprobe_opcode_t *ret_addr;
+	struct kretprobe *rp;
+
+	kp_drop_stale(fp);
+	last = kp_next_real(head->first);
+	if (!last || kp_ri(last)->fp != fp) {
+		pr_err("kretprobe: no pending return at %px for %s/%d\n",
+		       fp, current->comm, task_pid_nr(current));
+		BUG();
+	}
+	ret_addr = kp_ri(last)->ret_addr;
+
+	/* Handlers and unwinders see where the function really returns. */
+	instruction_pointer_set(regs, (unsigned long)ret_addr);
+	arch_kretprobe_fixup_return(regs, ret_addr);
+
+	for (n = head->first; ; n = n->next) {
+		struct kretprobe_instance *ri = kp_ri(n);
+
+		rp = get_kretprobe(ri);
+		ri->ret_addr = ret_addr;
+		if (rp && rp->handler && !kprobe_disabled(&rp->kp)) {
+			__this_cpu_write(current_kprobe, &rp->kp);
+			rp->handler(ri, regs);
+			__this_cpu_write(current_kprobe, &kprobe_busy);
+		}
+		if (n == last)
+			break;
+	}
+
+	/* Unlink this frame's instances, then give them back. */
+	n = head->first;
+	head->first = last->next;
+	for (; ; n = next) {
+		next = n->next;
+		kp_instance_recycle(kp_ri(n));
+		if (n == last)
+			break;
+	}
+	return (unsigned long)ret_addr;
+}
+NOKPROBE_SYMBOL(kp_trampoline);
+
+/**
+ * kretprobe_trampoline_handler() - a probed function returned
+ * @regs: the registers at the return, as the trampoline saved them
+ * @frame_pointer: the stack slot the return address was in
+ *
+ * Runs the return handlers of every kretprobe that caught this call.
+ * Return: the address to return to.
+ */
+unsigned long kretprobe_trampoline_handler(struct pt_regs *regs,
+					   void *frame_pointer)
+{
+	unsigned long ret;
+
+	kprobe_busy_begin();
+	ret = kp_trampoline(regs, frame_pointer);
+	kprobe_busy_end();
+	return ret;
+}
+NOKPROBE_SYMBOL(kretprobe_trampoline_handler);
+
+/**
+ * kprobe_flush_task() - a task is freed: retire its pending instances
+ * @tk: the task
+ */
+void kprobe_flush_task(struct task_struct *tk)
+{
+	struct llist_node *n = tk->kretprobe_instances.first, *next;
+
+	tk->kretprobe_instances.first = NULL;
+	kprobe_busy_begin();
+	for (; n; n = next) {
+		next = n->next;
+		kp_instance_recycle(kp_ri(n));
+	}
+	kprobe_busy_end();
+}
+NOKPROBE_SYMBOL(kprobe_flush_task);
+
+static int kp_instance_init(void *obj, void *context)
+{
+	struct kretprobe_instance *ri = obj;
+
+	ri->rph = context;
+	return 0;
+}
+
+static int kp_kretprobe_prepare(struct kretprobe *rp)
+{
+	struct kretprobe_holder *rph;
+	int ret;
+
+	ret = kprobe_on_func_entry(rp->kp.addr, rp->kp.symbol_name,
+				   rp->kp.offset);
+	if (ret)
+		return ret;
+	if (rp->data_size > KRETPROBE_MAX_DATA_SIZE)
+		return -E2BIG;
+	if (rp->maxactive <= 0)
+		rp->maxactive = max_t(int, 10, 2 * num_possible_cpus());
+
+	rph = kzalloc(sizeof(*rph), GFP_KERNEL);
+	if (!rph)
+		return -ENOMEM;
+	ret = objpool_init(&rph->pool, rp->maxactive,
+			   sizeof(struct kretprobe_instance) + rp->data_size,
+			   GFP_KERNEL, rph, kp_instance_init, NULL);
+	if (ret) {
+		kfree(rph);
+		return ret;
+	}
+	refcount_set(&rph->ref, rp->maxactive + 1);
+	rcu_assign_pointer(rph->rp, rp);
+	rp->rph = rph;
+	rp->nmissed = 0;
+	rp->kp.pre_handler = pre_handler_kretprobe;
+	rp->kp.post_handler = NULL;
+	return 0;
+}
+
+/* Unpublish the kretprobe; under kprobe_mutex, before the grace period. */
+static void kp_kretprobe_detach(struct kprobe *p)
+{
+	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
+
+	if (kp_is_kretprobe(p) && rp->rph)
+		RCU_INIT_POINTER(rp->rph->rp, NULL);
+}
+
+/*
+ * After the grace period nobody pushes into the pool any more: free what
+ * is in it, and let the pending instances retire the rest as they return.
+ */
+static void kp_kretprobe_retire(struct kprobe *p)
+{
+	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
+	struct kretprobe_holder *rph;
+	unsigned int n = 1;
+
+	if (!kp_is_kretprobe(p) || !rp->rph)
+		return;
+	rph = rp->rph;
+	rp->rph = NULL;
+	while (objpool_pop(&rph->pool))
+		n++;
+	kp_holder_put(rph, n);
+}
+
+static void kp_kretprobe_abort(struct kretprobe *rp)
+{
+	struct kretprobe_holder *rph = rp->rph;
+
+	rp->rph = NULL;
+	objpool_free(&rph->pool);
+	kfree(rph);
+}
+
+/**
+ * register_kretprobe() - probe a function's returns
+ * @rp: the return probe; set rp->kp.symbol_name or rp->kp.addr (a
+ *	function's entry), the handlers, maxactive and data_size
+ *
+ * Return: 0, or the errors of register_kprobe(), -EINVAL when the address
+ * is not a function's entry, -E2BIG when data_size is too large.
+ */
+int register_kretprobe(struct kretprobe *rp)
+{
+	int ret = kp_kretprobe_prepare(rp);
+
+	if (ret)
+		return ret;
+	ret = register_kprobe(&rp->kp);
+	if (ret)
+		kp_kretprobe_abort(rp);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(register_kretprobe);
+
+/**
+ * register_kretprobes() - register several return probes, all or none
+ * @rps: the return probes
+ * @num: how many
+ *
+ * Return: 0, or the first error (the ones before it are unregistered).
+ */
+int register_kretprobes(struct kretprobe **rps, int num)
+{
+	int i, ret;
+
+	if (num <= 0)
+		return -EINVAL;
+	for (i = 0; i < num; i++) {
+		ret = register_kretprobe(rps[i]);
+		if (ret) {
+			unregister_kretprobes(rps, i);
+			return ret;
+		}
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(register_kretprobes);
+
+/**
+ * unregister_kretprobe() - remove a return probe
+ * @rp: the return probe
+ *
+ * Calls still pending return to their callers as if never probed; the
+ * instances are freed after the last of them has returned.
+ */
+void unregister_kretprobe(struct kretprobe *rp)
+{
+	struct kprobe *p = &rp->kp;
+
+	kp_unregister_many(&p, 1);
+}
+EXPORT_SYMBOL_GPL(unregister_kretprobe);
+
+/**
+ * unregister_kretprobes() - remove several return probes, waiting once
+ * @rps: the return probes
+ * @num: how many
+ */
+void unregister_kretprobes(struct kretprobe **rps, int num)
+{
+	struct kprobe **kps;
+	int i;
+
+	if (num <= 0)
+		return;
+	kps = kmalloc_array(num, sizeof(*kps), GFP_KERNEL);
+	if (!kps) {
+		for (i = 0; i < num; i++)
+			unregister_kretprobe(rps[i]);
+		return;
+	}
+	for (i = 0; i < num; i++)
+		kps[i] = &rps[i]->kp;
+	kp_unregister_many(kps, num);
+	kfree(kps);
+}
+EXPORT_SYMBOL_GPL(unregister_kretprobes);
+
+#else /* !CONFIG_KRETPROBES */
+
+static bool kp_is_kretprobe(struct kprobe *p)
+{
+	return false;
+}
+
+int register_kretprobe(struct kretprobe *rp)
+{
+	return -EOPNOTSUPP;
+}
+EXPORT_SYMBOL_GPL(register_kretprobe);
+
+int register_kretprobes(struct kretprobe **rps, int num)
+{
+	return -EOPNOTSUPP;
+}
+EXPORT_SYMBOL_GPL(register_kretprobes);
+
+void unregister_kretprobe(struct kretprobe *rp)
+{
+}
+EXPORT_SYMBOL_GPL(unregister_kretprobe);
+
+void unregister_kretprobes(struct kretprobe **rps, int num)
+{
+}
+EXPORT_SYMBOL_GPL(unregister_kretprobes);
+
+#endif /* CONFIG_KRETPROBES */
+
+/* ------------------------------------------------------------------ */
+/* Text that goes away: module unload, init text freed.                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The text under @s is going: its probes stay registered, marked gone, and
+ * the breakpoint is left alone (the memory is no longer ours to write).
+ */
+static void kp_site_kill(struct kprobe_site *s)
+{
+	struct kprobe *p;
+
+	lockdep_assert_held(&kprobe_mutex);
+	WRITE_ONCE(s->gone, true);
+	s->armed = false;
+	list_for_each_entry(p, &s->probes, list)
+		p->flags |= KPROBE_FLAG_GONE;
+}
+
+static void kp_kill_range(bool (*going)(unsigned long addr, void *arg),
+			  void *arg)
+{
+	struct kprobe_site *s;
+	unsigned int b;
+
+	lockdep_assert_held(&kprobe_mutex);
+	for (b = 0; b < ARRAY_SIZE(kp_sites); b++)
+		hlist_for_each_entry(s, &kp_sites[b], hash)
+			if (!s->gone && going((unsigned long)s->addr, arg))
+				kp_site_kill(s);
+}
+
+static bool kp_in_module(unsigned long addr, void *mod)
+{
+	return within_module(addr, mod);
+}
+
+static bool kp_in_module_init(unsigned long addr, void *mod)
+{
+	return within_module_init(addr, mod);
+}
+
+static int kp_module_notify(struct notifier_block *nb, unsigned long val,
+			    void *data)
+{
+	struct module *mod = data;
+
+	mutex_lock(&kprobe_mutex);
+	switch (val) {
+	case MODULE_STATE_COMING:
+		kp_blacklist_module_add(mod);
+		break;
+	case MODULE_STATE_LIVE:
+		/* Its init text is freed next. */
+		kp_kill_range(kp_in_module_init, mod);
+		break;
+	case MODULE_STATE_GOING:
+		kp_kill_range(kp_in_module, mod);
+		kp_blacklist_module_remove(mod);
+		break;
+	}
+	mutex_unlock(&kprobe_mutex);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kp_module_nb = {
+	.notifier_call = kp_module_notify,
+	/* After the other users of module text have seen a coming module. */
+	.priority = 0,
+};
+
+static bool kp_in_kernel_init(unsigned long addr, void *unused)
+{
+	return is_kernel_inittext(addr);
+}
+
+/**
+ * kprobe_free_init_mem() - the kernel's init text is about to be freed
+ */
+void kprobe_free_init_mem(void)
+{
+	mutex_lock(&kprobe_mutex);
+	kp_kill_range(kp_in_kernel_init, NULL);
+	mutex_unlock(&kprobe_mutex);
+}
+
+/* ------------------------------------------------------------------ */
+/* debugfs: list, enabled, blacklist, stats.                            */
+/* ------------------------------------------------------------------ */
+
+#ifdef CONFIG_DEBUG_FS
+
+static void kp_arm_all(bool disarmed)
+{
+	struct kprobe_site *s;
+	unsigned int b;
+
+	mutex_lock(&kprobe_mutex);
+	if (kprobes_all_disarmed != disarmed) {
+		kprobes_all_disarmed = disarmed;
+		for (b = 0; b < ARRAY_SIZE(kp_sites); b++)
+			hlist_for_each_entry(s, &kp_sites[b], hash)
+				kp_site_sync(s);
+		pr_info("kprobes globally %s\n", disarmed ? "disarmed" : "armed");
+	}
+	mutex_unlock(&kprobe_mutex);
+}
+
+/* "symbol+0xoffset" of a probe; the module name, if any, in @modname. */
+static void kp_show_symbol(struct seq_file *m, struct kprobe *p,
+			   char **modname)
+{
+	char name[KSYM_NAME_LEN];
+	unsigned long size, offset;
+	const char *sym;
+
+	*modname = NULL;
+	sym = kallsyms_lookup((unsigned long)p->addr, &size, &offset, modname,
+			      name);
+	if (sym)
+		seq_printf(m, "%s+0x%lx", sym, offset);
+	else
+		seq_printf(m, "%pS", p->addr);	/* e.g. its module is gone */
+}
+
+/* "address  k|r  symbol+offset  module " as the documentation shows. */
+static void kp_show_where(struct seq_file *m, struct kprobe *p, bool show)
+{
+	char *modname;
+
+	seq_printf(m, "%px  %s  ", show ? p->addr : NULL,
+		   kp_is_kretprobe(p) ? "r" : "k");
+	kp_show_symbol(m, p, &modname);
+	seq_printf(m, "  %s ", modname ?: " ");
+}
+
+static int kp_list_show(struct seq_file *m, void *v)
+{
+	bool show = kallsyms_show_value(m->file->f_cred);
+	struct kprobe_site *s;
+	struct kprobe *p;
+	unsigned int b;
+
+	mutex_lock(&kprobe_mutex);
+	for (b = 0; b < ARRAY_SIZE(kp_sites); b++) {
+		hlist_for_each_entry(s, &kp_sites[b], hash) {
+			list_for_each_entry(p, &s->probes, list) {
+				kp_show_where(m, p, show);
+				seq_printf(m, "%s%s%s%s\n",
+					   kprobe_gone(p) ? "[GONE]" : "",
+					   kprobe_disabled(p) && !kprobe_gone(p) ?
+					   "[DISABLED]" : "",
+					   kprobe_optimized(p) ? "[OPTIMIZED]" : "",
+					   kprobe_ftrace(p) ? "[FTRACE]" : "");
+			}
+		}
+	}
+	mutex_unlock(&kprobe_mutex);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kp_list);
+
+static unsigned long kp_sum_hits(struct kprobe *p)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	if (!p->nhit)
+		return 0;
+	for_each_possible_cpu(cpu)
+		sum += *per_cpu_ptr(p->nhit, cpu);
+	return sum;
+}
+
+/* Our addition: per-probe hit and miss counts. */
+static int kp_stats_show(struct seq_file *m, void *v)
+{
+	bool show = kallsyms_show_value(m->file->f_cred);
+	struct kprobe_site *s;
+	struct kprobe *p;
+	unsigned int b;
+
+	seq_puts(m, "# address  symbol+offset  hits  missed\n");
+	mutex_lock(&kprobe_mutex);
+	for (b = 0; b < ARRAY_SIZE(kp_sites); b++) {
+		hlist_for_each_entry(s, &kp_sites[b], hash) {
+			list_for_each_entry(p, &s->probes, list) {
+				char *modname;
+
+				seq_printf(m, "%px  ", show ? p->addr : NULL);
+				kp_show_symbol(m, p, &modname);
+				seq_printf(m, "  %lu  %lu\n", kp_sum_hits(p),
+					   READ_ONCE(p->nmissed));
+			}
+		}
+	}
+	mutex_unlock(&kprobe_mutex);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kp_stats);
+
+static int kp_blacklist_show(struct seq_file *m, void *v)
+{
+	bool show = kallsyms_show_value(m->file->f_cred);
+	struct kprobe_blacklist_entry *ent;
+
+	mutex_lock(&kprobe_mutex);
+	list_for_each_entry(ent, &kprobe_blacklist, list)
+		seq_printf(m, "0x%px-0x%px\t%ps\n",
+			   show ? (void *)ent->start_addr : NULL,
+			   show ? (void *)ent->end_addr : NULL,
+			   (void *)ent->start_addr);
+	mutex_unlock(&kprobe_mutex);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kp_blacklist);
+
+static ssize_t kp_enabled_read(struct file *file, char __user *ubuf,
+			       size_t count, loff_t *ppos)
+{
+	const char *val = READ_ONCE(kprobes_all_disarmed) ? "0\n" : "1\n";
+
+	return simple_read_from_buffer(ubuf, count, ppos, val, 2);
+}
+
+/* Only "0" and "1" (with an optional newline) are accepted. */
+static ssize_t kp_enabled_write(struct file *file, const char __user *ubuf,
+				size_t count, loff_t *ppos)
+{
+	char buf[3] = {};
+
+	if (!count || count > 2)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	if (count == 2 && buf[1] != '\n')
+		return -EINVAL;
+	if (buf[0] != '0' && buf[0] != '1')
+		return -EINVAL;
+	kp_arm_all(buf[0] == '0');
+	return count;
+}
+
+static const struct file_operations kp_enabled_fops = {
+	.read =		kp_enabled_read,
+	.write =	kp_enabled_write,
+	.llseek =	default_llseek,
+};
+
+static int __init kp_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("kprobes", NULL);
+
+	debugfs_create_file("list", 0400, dir, NULL, &kp_list_fops);
+	debugfs_create_file("enabled", 0600, dir, NULL, &kp_enabled_fops);
+	debugfs_create_file("blacklist", 0400, dir, NULL, &kp_blacklist_fops);
+	debugfs_create_file("stats", 0400, dir, NULL, &kp_stats_fops);
+	return 0;
+}
+late_initcall(kp_debugfs_init);
+
+#endif /* CONFIG_DEBUG_FS */
+
+/* ------------------------------------------------------------------ */
+/* Start-up.                                                            */
+/* ------------------------------------------------------------------ */
+
+static int __init init_kprobes(void)
+{
+	int ret;
+
+	ret = kp_blacklist_init();
+	if (ret) {
+		pr_err("cannot build the blacklist (%d); kprobes disabled\n",
+		       ret);
+		return ret;
+	}
+	ret = arch_init_kprobes();
+	if (ret) {
+		pr_err("architecture set-up failed (%d); kprobes disabled\n",
+		       ret);
+		return ret;
+	}
+	ret = register_module_notifier(&kp_module_nb);
+	if (ret)
+		return ret;
+	kprobes_ready = true;
+	return 0;
+}
+early_initcall(init_kprobes);
