@@ -1,0 +1,72 @@
+#!/bin/sh
+# register_kprobe()/register_kretprobe() error paths, through insmod of
+# kp_probe.ko: a failed registration makes its init fail, so insmod fails,
+# and kp_probe logs the error code ("kp_probe: register ... failed: error -N").
+# busybox insmod's own message depends on its errno table (EINVAL reads
+# "invalid module parameters"), so the code is taken from the kernel log.
+#
+#   unknown symbol                         -> ENOENT (-2)
+#   unknown symbol in a loaded module      -> ENOENT
+#   offset inside an instruction           -> EILSEQ (-84)
+#   kretprobe away from the function entry -> EINVAL (-22)
+#
+# Instruction boundaries: kp_target_asm (kp_target.ko) is hand-written,
+# [endbr64,] 8 x nop, a 10-byte movabs, ret; offset 6 is a nop in the middle
+# of the function and offset 15 is inside the movabs, with IBT or without.
+# kernel_clone+1: assumes kernel_clone starts with a multi-byte instruction,
+# which holds for our config (X86_KERNEL_IBT=y: endbr64; with
+# FUNCTION_TRACER it would be the 5-byte __fentry__ call).
+. /kptest/lib.sh
+
+need "$KP_LIST"
+
+# refused DESCRIPTION ERRNO PARAMS...: insmod kp_probe.ko PARAMS fails, and
+# the registration's error was ERRNO (e.g. -84).
+refused() {
+	_d=$1
+	_e=$2
+	shift 2
+	if probe_load "$@" > "$KP_TMP/diag" 2>&1; then
+		notok "$_d: insmod kp_probe.ko $* fails"
+		diag "it registered:"
+		klog_since | grep -F kp_probe | sed 's/^/#   /'
+		unload kp_probe
+		return
+	fi
+	ok "$_d: insmod kp_probe.ko $* fails"
+	_got=$(probe_error)
+	check "$_d: the error is $_e (got '$_got')" test "$_got" = "$_e" ||
+		diag_file "$KP_TMP/diag" "insmod"
+}
+
+refused "unknown symbol" -2 sym=kp_no_such_symbol_at_all
+refused "unknown symbol in kp_target (not loaded)" -2 sym=kp_target:kp_target_func
+refused "kernel_clone+1, inside its first instruction" -84 sym=kernel_clone offset=1
+check "no probe on kernel_clone left in the list" test -z "$(list_sym kernel_clone)" || show_list
+
+if check "insmod kp_target.ko" load kp_target; then
+	refused "unknown symbol in a loaded module" -2 sym=kp_target:kp_no_such_symbol
+	refused "kp_target_asm+15, inside its movabs" -84 sym=kp_target_asm offset=15
+	refused "kretprobe on kp_target_asm+6, not the function entry" -22 \
+		sym=kp_target_asm offset=6 ret=1
+
+	# The control: a kprobe on an instruction boundary inside the function
+	# is fine, and fires.
+	if check "kprobe on kp_target_asm+6 (a nop) registers" probe_load sym=kp_target:kp_target_asm offset=6; then
+		line=$(list_sym kp_target_asm k)
+		diag "list: $line"
+		check "list shows kp_target_asm+0x6" \
+			test "$(echo "$line" | awk '{ print $3 }')" = kp_target_asm+0x6 || show_list
+		d=$(delta_calls hits 3)
+		check "kprobe on kp_target_asm+6 fires (3 calls, $d hits)" test "$d" = 3
+		d=$(delta_calls post_hits 3)
+		check "its post_handler runs (3 calls, $d hits)" test "$d" = 3
+		check "rmmod kp_probe" unload kp_probe || diag_file "$KP_TMP/rmmod.out"
+	fi
+	check "rmmod kp_target" unload kp_target || diag_file "$KP_TMP/rmmod.out"
+else
+	diag_file "$KP_TMP/insmod.out" "insmod kp_target.ko"
+fi
+check "no probe on kp_target_asm left in the list" test -z "$(list_sym kp_target_asm)" || show_list
+check_klog
+exit 0

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KP_TARGET_H
+#define KP_TARGET_H
+
+int kp_target_func(int x);
+int kp_target_init_func(int x);
+
+/*
+ * Hand-written, so that its instruction layout is known whatever the
+ * compiler does (kp_target_asm.S): [endbr64 with IBT,] 8 x nop, movabs, ret.
+ */
+unsigned long kp_target_asm(void);
+
+#endif /* KP_TARGET_H */
