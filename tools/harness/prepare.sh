@@ -43,11 +43,17 @@ extract() {
 }
 
 # Delete every upstream file that we own, so nothing of upstream's
-# implementation can survive in a built kernel.
+# implementation can survive in a built kernel.  The list of what was
+# deleted is kept: check_owned() looks for exactly those files later, so
+# that build products next to them (.o, .ko, ...) are not mistaken for
+# upstream sources.
 remove_owned() {
 	local pat f
+	: > "$tree/.kp-owned-upstream"
 	while read -r pat; do
 		for f in $(cd "$tree" && compgen -G "$pat" || true); do
+			[ -f "$tree/$f" ] || continue
+			echo "$f" >> "$tree/.kp-owned-upstream"
 			rm -f "$tree/$f"
 		done
 	done < <(owned_patterns)
@@ -89,14 +95,14 @@ check_owned() {
 		*[*?[]*) ;;
 		*) [ -f "$top/$pat" ] || { echo "owned file $pat: ours is missing" >&2; bad=1; } ;;
 		esac
-		for f in $(cd "$tree" && compgen -G "$pat" || true); do
-			[ -f "$tree/$f" ] || continue
-			if ! cmp -s "$tree/$f" "$top/$f"; then
-				echo "owned file $f in the build tree is not ours" >&2
-				bad=1
-			fi
-		done
 	done < <(owned_patterns)
+	while read -r f; do
+		[ -f "$tree/$f" ] || continue
+		if ! cmp -s "$tree/$f" "$top/$f"; then
+			echo "owned file $f in the build tree is not ours" >&2
+			bad=1
+		fi
+	done < "$tree/.kp-owned-upstream"
 	if [ $bad != 0 ]; then
 		# KP_PARTIAL=1 lets a developer compile-test a tree that is not
 		# complete yet; it never passes for make run/test.
@@ -107,6 +113,8 @@ check_owned() {
 
 configure() {
 	local frags=("$harness"/config/*.config) sum
+	# KP_CONFIG_EXTRA: more fragments (paths), e.g. the benchmark's ftrace one.
+	frags+=(${KP_CONFIG_EXTRA:-})
 	sum=$( (cat "${frags[@]}"; echo "$flavor") | sha1sum | cut -c1-40)
 	if [ -f "$tree/.config" ] && [ "$(cat "$tree/.kp-config" 2>/dev/null)" = "$sum" ]; then
 		return
