@@ -7,6 +7,7 @@
 #   make test-stock run the same guest tests on the stock kernel
 #   make patches    the work as a git format-patch series against upstream
 #   make check-patches  apply the series to a pristine tree, build and checkpatch each patch
+#   make bench      probe hit and registration cost, ours against stock (build/bench)
 #   make clean / distclean
 #
 # EXTRA=<dir>: build the out-of-tree modules in <dir> against the kernel, put
@@ -20,7 +21,7 @@ INTERACTIVE ?=
 H := tools/harness
 
 .PHONY: all deps prepare kernel initramfs run test stock test-stock \
-	patches check-patches clean distclean
+	patches check-patches bench clean distclean
 
 all: kernel
 
@@ -61,6 +62,9 @@ patches: deps
 
 check-patches: patches
 	@$(H)/check-patches.sh build/patches
+
+bench: deps
+	@$(H)/bench.sh
 
 clean:
 	rm -rf $(B)/oot $(B)/initramfs.* $(B)/*.log $(STOCK_B)/oot build/patches

@@ -1,0 +1,100 @@
+#!/bin/bash
+# make bench: what probes cost on our kernel and on stock 6.12, in one table.
+#
+#   bench.sh
+#
+# Builds both kernels with the same config (the harness's plus the
+# benchmark's ftrace fragment, so they are separate from build/ours and
+# build/stock) in build/bench/{stock,ours}, the benchmark module against each,
+# and boots each twice: under -icount (the guest clock counts instructions, so
+# the figures repeat exactly) and without it (wall-clock nanoseconds, hit
+# costs only).  Writes build/bench/bench.{md,csv} and prints the table.
+#
+# KP_BENCH_SIDES="stock ours" picks the kernels; KP_BENCH_REPEAT=1 boots
+# each icount run a second time and fails if any figure differs.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tools/harness/lib.sh"
+
+h=$top/tools/harness
+src=$top/tools/testing/kprobes/bench
+out=$top/build/bench
+sides=${KP_BENCH_SIDES:-stock ours}
+jobs=${KP_JOBS:-$(nproc)}
+mkdir -p "$out"
+
+# Kernel, module and initramfs of one side; a side that fails to build is
+# reported as such in the table instead of stopping the other.
+build_side() {
+	local side=$1 bdir=$out/$1
+	KP_CONFIG_EXTRA=$src/ftrace.config "$h/prepare.sh" "$bdir" "$side" &&
+	say "building $side kernel (-j$jobs)" &&
+	make -C "$bdir/linux" -j"$jobs" -s bzImage modules &&
+	rm -rf "$bdir/oot/extra" && mkdir -p "$bdir/oot/extra" &&
+	rsync -a --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' "$src/" "$bdir/oot/extra/" &&
+	make -C "$bdir/linux" -s M="$bdir/oot/extra" modules &&
+	"$h/initramfs.sh" "$bdir" "$src"
+}
+
+# One boot: icount (every measure) or wall (hit costs, best of 3 loops);
+# TAG names a second icount run.  The guest sees one CPU either way (no ACPI
+# in this config, and QEMU's MP table lists only the boot CPU), so icount
+# runs are deterministic.
+run_side() {
+	local side=$1 mode=$2 tag=${3:-}
+	local log=$out/$side-$mode$tag.log qargs="" cmdline="" thread=multi
+	if [ "$mode" = icount ]; then
+		thread=single
+		qargs="-icount shift=0,sleep=off -rtc clock=vm"
+	else
+		cmdline="kpbench.set=hits kpbench.reps=3"
+	fi
+	KP_TCG_THREAD=$thread KP_QEMU_ARGS=$qargs KP_CMDLINE=$cmdline \
+		KP_TIMEOUT=${KP_BENCH_TIMEOUT:-1800} \
+		"$h/boot.sh" "$out/$side" extra "$log" >/dev/null
+	grep -a -o 'kpbench: .*' "$log" | tr -d '\r' > "$out/$side-$mode$tag.txt" || true
+	grep -q '^kpbench: end' "$out/$side-$mode$tag.txt" ||
+		say "$side $mode run did not finish, see $log"
+}
+
+built=()
+for side in $sides; do
+	rm -f "$out/$side"-*.txt "$out/$side"-*.log "$out/$side.failed"
+	if build_side "$side"; then
+		built+=("$side")
+	else
+		say "$side kernel or module did not build"
+		echo "build failed" > "$out/$side.failed"
+	fi
+done
+
+# The icount runs do not depend on host load: run them side by side, the
+# repeat too.
+for side in "${built[@]}"; do
+	run_side "$side" icount &
+	if [ "${KP_BENCH_REPEAT:-0}" = 1 ]; then
+		run_side "$side" icount .repeat &
+	fi
+done
+wait
+# The wall-clock runs do: one at a time.
+for side in "${built[@]}"; do
+	run_side "$side" wall
+done
+
+version=$(make -C "$out/${built[0]:-stock}/linux" -s kernelversion 2>/dev/null || echo unknown)
+"$h/bench_table.py" "$out" "$version"
+
+rc=0
+if [ "${KP_BENCH_REPEAT:-0}" = 1 ]; then
+	for side in "${built[@]}"; do
+		if diff "$out/$side-icount.txt" "$out/$side-icount.repeat.txt" >&2; then
+			say "$side: icount figures repeat exactly"
+		else
+			say "$side: icount figures differ between two runs"
+			rc=1
+		fi
+	done
+fi
+exit $rc

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Turn the benchmark's guest output into one table: measure, stock, ours.
+
+    bench_table.py OUT_DIR UPSTREAM_VERSION
+
+Reads OUT_DIR/<side>-{icount,wall}.txt (the "kpbench: ..." lines of each
+boot, see tools/testing/kprobes/bench/kpbench.c) and writes OUT_DIR/bench.md
+and OUT_DIR/bench.csv, then prints the Markdown table.
+"""
+import csv
+import datetime
+import os
+import sys
+
+SIDES = ("stock", "ours")
+
+HITS = [
+    ("hit.none", "call, no probe (per call)"),
+    ("hit.int3", "kprobe, int3 with post_handler"),
+    ("hit.boost", "kprobe, boosted (jump optimization off)"),
+    ("hit.opt", "kprobe, optimized"),
+    ("hit.ftrace", "kprobe, ftrace-based"),
+    ("hit.kret", "kretprobe (jump optimization off)"),
+    ("hit.kp+kret", "kprobe + kretprobe, same function (optimization off)"),
+    ("hit.optkret", "kretprobe, optimized entry"),
+]
+REG = [
+    ("one.armed", "registered one by one: until armed"),
+    ("one.optimized", "registered one by one: until optimized"),
+    ("one.unreg", "unregistered one by one"),
+    ("batch.armed", "register_kprobes: until armed"),
+    ("batch.optimized", "register_kprobes: until optimized"),
+    ("batch.unreg", "unregister_kprobes"),
+]
+COVER = [
+    ("registered", "registered"),
+    ("ftrace", "ftrace-based"),
+    ("optimized", "optimized"),
+]
+
+
+def rows():
+    """(key, run, measure, unit) in table order."""
+    for key, what in HITS:
+        yield key, "icount", "hit cost: " + what, "insn"
+    for n in (1000, 10000):
+        for key, what in REG:
+            yield "reg%d.%s" % (n, key), "icount", \
+                "%d probes %s" % (n, what), "us/probe"
+    for where, what in (("entry", "function entries"),
+                        ("inner", "function entry +9 bytes")):
+        for key, w in COVER:
+            yield "cover.%s.%s" % (where, key), "icount", \
+                "coverage, %s: %s" % (what, w), "probes"
+    for key, what in HITS:
+        yield key, "wall", "hit cost: " + what, "ns (wall)"
+
+
+def parse(path):
+    """measure -> (value, note) from one run's lines."""
+    res = {}
+    if not os.path.exists(path):
+        return res
+    with open(path, errors="replace") as f:
+        for line in f:
+            words = line.split()
+            if len(words) < 3 or words[0] != "kpbench:":
+                continue
+            name, value = words[1], words[2]
+            if value == "n/a":
+                res[name] = ("n/a: " + " ".join(words[3:]), "")
+                continue
+            try:
+                float(value)
+            except ValueError:
+                continue
+            res[name] = (value, " ".join(words[4:]))
+    return res
+
+
+def cell(side, run, data, key):
+    if os.path.exists(os.path.join(OUT, side + ".failed")):
+        return "n/a: kernel did not build", ""
+    if (side, run) not in data:
+        return "not run", ""
+    got = data[side, run].get(key)
+    if got and "bound hit" in got[1]:
+        # A bound cut the loop short: the figure is a rate over fewer probes.
+        n = got[1].split("(")[-1].split()[0]
+        return "%s (bound: rate over %s)" % (got[0], n), got[1]
+    if got:
+        return got
+    if "end" not in data[side, run]:
+        return "n/a: run did not finish", ""
+    return "n/a: not measured", ""
+
+
+def ratio(a, b):
+    try:
+        x, y = float(a.split()[0]), float(b.split()[0])
+    except ValueError:
+        return ""
+    return "%.2f" % (y / x) if x else ""
+
+
+OUT = sys.argv[1]
+
+
+def main():
+    version = sys.argv[2] if len(sys.argv) > 2 else "unknown"
+    data = {}
+    for side in SIDES:
+        for run in ("icount", "wall"):
+            path = os.path.join(OUT, "%s-%s.txt" % (side, run))
+            if os.path.exists(path):
+                data[side, run] = parse(path)
+                with open(path, errors="replace") as f:
+                    if any(l.startswith("kpbench: end") for l in f):
+                        data[side, run]["end"] = ("", "")
+    table, notes = [], []
+    for key, run, measure, unit in rows():
+        (s, sn), (o, on) = (cell(side, run, data, key) for side in SIDES)
+        table.append((measure, unit, s, o, ratio(s, o)))
+        for side, note in (("stock", sn), ("ours", on)):
+            if note and key.startswith(("reg", "cover")):
+                notes.append("%s, %s: %s" % (measure, side, note))
+            elif note and "hits of" in note:
+                notes.append("%s, %s: %s" % (measure, side, note))
+    date = datetime.date.today().isoformat()
+    head = ("measure", "unit", "stock", "ours", "ours/stock")
+    md = ["Linux %s, %s. insn: guest instructions (QEMU TCG, "
+          "-icount shift=0, one vCPU); us/probe: guest time under icount; "
+          "ns (wall): wall-clock nanoseconds under TCG without icount, best "
+          "of 3 loops. Hit costs are per hit, minus the unprobed call."
+          % (version, date), "",
+          "| " + " | ".join(head) + " |",
+          "| " + " | ".join("---" for _ in head) + " |"]
+    md += ["| " + " | ".join(r) + " |" for r in table]
+    if notes:
+        md += ["", "Notes:", ""] + ["- " + n for n in notes]
+    with open(os.path.join(OUT, "bench.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    with open(os.path.join(OUT, "bench.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(head + ("stock note", "ours note"))
+        for (key, run, _, _), r in zip(rows(), table):
+            notes_ = [cell(side, run, data, key)[1] for side in SIDES]
+            w.writerow(r + tuple(notes_))
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kpbench: what a probe hit and a probe registration cost on this kernel.
+ *
+ * Driven from user space (run.sh) through debugfs:
+ *   /sys/kernel/debug/kpbench/syms  write: kernel text addresses, one per line
+ *                                   in hex, the candidates for "reg" and "cover"
+ *   /sys/kernel/debug/kpbench/run   write: one measure to run, see kpb_run()
+ *
+ * Every result is one console line, "kpbench: <measure> <value> <unit>
+ * [<note>]", or "kpbench: <measure> n/a <reason>" when this kernel cannot do
+ * what the measure asks.  Times come from ktime: under QEMU -icount shift=0
+ * one nanosecond is one guest instruction.  Only the exported kprobes API is
+ * used, so the module builds unchanged against upstream's kprobes and ours.
+ */
+#define pr_fmt(fmt) "kpbench: " fmt
+
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/seq_file.h>
+#include <linux/string.h>
+#include <linux/uio.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <asm/text-patching.h>
+
+static unsigned long loops = 1000000;
+module_param(loops, ulong, 0444);
+MODULE_PARM_DESC(loops, "calls of the test function per loop");
+
+static unsigned int reps = 1;
+module_param(reps, uint, 0444);
+MODULE_PARM_DESC(reps, "loops per measure, the fastest counts");
+
+static unsigned int bound_ms = 30000;
+module_param(bound_ms, uint, 0444);
+MODULE_PARM_DESC(bound_ms, "guest-time bound of a one-by-one loop or a wait (coverage: 3x)");
+
+static unsigned int inner_off = 9;
+module_param(inner_off, uint, 0444);
+MODULE_PARM_DESC(inner_off, "coverage: offset of the probe inside a function");
+
+#define KPB_MAX_SYMS	65536
+#define KPB_LIST	"/sys/kernel/debug/kprobes/list"
+
+static DEFINE_PER_CPU(unsigned long, kpb_hits);
+static unsigned long kpb_sink;
+
+static unsigned long *syms;
+static unsigned int nsyms;
+static char carry[32];
+static size_t ncarry;
+static DEFINE_MUTEX(kpb_lock);
+static struct dentry *kpb_dir;
+
+/*
+ * The probed functions.  kpb_target gets the compiler's ftrace call at its
+ * entry (with FUNCTION_TRACER); kpb_target_nt does not, so that its entry is
+ * ordinary code a kernel can boost or optimize, also under a kretprobe.
+ */
+static noinline void kpb_target(void)
+{
+	asm volatile("incq %0" : "+m" (kpb_sink));
+}
+
+static noinline notrace void kpb_target_nt(void)
+{
+	asm volatile("incq %0\n\tincq %0" : "+m" (kpb_sink));
+}
+
+/* The timed loops: direct calls, so the loop costs the same probed or not. */
+static noinline u64 kpb_loop(bool traced)
+{
+	u64 t0, best = U64_MAX;
+	unsigned long i;
+	unsigned int r;
+
+	for (r = 0; r < max(reps, 1U); r++) {
+		t0 = ktime_get_ns();
+		if (traced)
+			for (i = 0; i < loops; i++)
+				kpb_target();
+		else
+			for (i = 0; i < loops; i++)
+				kpb_target_nt();
+		best = min(best, ktime_get_ns() - t0);
+	}
+	return best;
+}
+
+/* The same trivial work in every handler: count the hit on this CPU. */
+static int kpb_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	this_cpu_inc(kpb_hits);
+	return 0;
+}
+
+static void kpb_post(struct kprobe *p, struct pt_regs *regs,
+		     unsigned long flags)
+{
+}
+
+static int kpb_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	this_cpu_inc(kpb_hits);
+	return 0;
+}
+
+static unsigned long kpb_hits_take(void)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		sum += per_cpu(kpb_hits, cpu);
+		per_cpu(kpb_hits, cpu) = 0;
+	}
+	return sum;
+}
+
+/* Print a/b with one decimal, as "value unit note". */
+static void kpb_report(const char *measure, s64 a, u64 b, const char *unit,
+		       const char *note)
+{
+	u64 x;
+
+	if (!b) {
+		pr_info("%s n/a nothing measured\n", measure);
+		return;
+	}
+	x = div64_u64((a < 0 ? -a : a) * 10 + b / 2, b);
+	pr_info("%s %s%llu.%llu %s%s%s\n", measure, a < 0 ? "-" : "",
+		x / 10, x % 10, unit, note ? " " : "", note ?: "");
+}
+
+/* What the kernel made of a registered probe, read from the text itself. */
+static const char *kpb_state(struct kprobe *p)
+{
+	u8 op;
+
+#ifdef KPROBE_FLAG_FTRACE
+	if (p->flags & KPROBE_FLAG_FTRACE)
+		return "ftrace";
+#endif
+	if (copy_from_kernel_nofault(&op, p->addr, 1))
+		return "unreadable";
+	if (op == JMP32_INSN_OPCODE)
+		return "optimized";
+	if (op == INT3_INSN_OPCODE)
+		return "int3";
+	return "unarmed";
+}
+
+static bool kpb_optimized(struct kprobe *p)
+{
+	return !strcmp(kpb_state(p), "optimized");
+}
+
+/*
+ * How many times @tag occurs in the debugfs probe list, or -1 when it cannot
+ * be read.  kernel_read() refuses debugfs files (no read_iter in the proxy),
+ * so read the list's seq_file directly when it is one.
+ */
+static long kpb_list_count(const char *tag)
+{
+	size_t tl = strlen(tag), keep = 0, len;
+	const struct file_operations *real;
+	struct iov_iter iter;
+	struct kiocb kiocb;
+	struct file *f;
+	struct kvec kv;
+	long n = -1;
+	ssize_t r;
+	char *buf, *s;
+
+	f = filp_open(KPB_LIST, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return -1;
+	real = debugfs_real_fops(f);
+	buf = kmalloc(PAGE_SIZE + 1, GFP_KERNEL);
+	if (!buf || !real || real->read != seq_read)
+		goto out;
+	init_sync_kiocb(&kiocb, f);
+	n = 0;
+	for (;;) {
+		kv.iov_base = buf + keep;
+		kv.iov_len = PAGE_SIZE - keep;
+		iov_iter_kvec(&iter, ITER_DEST, &kv, 1, kv.iov_len);
+		r = seq_read_iter(&kiocb, &iter);
+		if (r <= 0)
+			break;
+		len = keep + r;
+		buf[len] = '\0';
+		for (s = buf; (s = strstr(s, tag)); s += tl)
+			n++;
+		/* Keep the last tl - 1 bytes: a tag may straddle two reads. */
+		keep = min(len, tl - 1);
+		memmove(buf, buf + len - keep, keep);
+	}
+out:
+	kfree(buf);
+	filp_close(f, NULL);
+	return n;
+}
+
+/*
+ * Wait until the probes of @kps that the kernel queued for optimization (the
+ * list's [OPTIMIZED] marks) carry their jump.  Without a readable list, wait
+ * until no probe changed for KPB_QUIET_MS.  Return the guest time since @t0
+ * of the last change seen (0 when nothing was queued), or -1 when the bound
+ * ran out first; *@got is how many carry a jump.
+ */
+#define KPB_QUIET_MS	2000
+
+static s64 kpb_wait_optimized(struct kprobe **kps, unsigned int n, u64 t0,
+			      long *got)
+{
+	u64 now, last = t0, end = ktime_get_ns() + (u64)bound_ms * NSEC_PER_MSEC;
+	long want = kpb_list_count("[OPTIMIZED]"), cnt, prev = 0;
+	unsigned int i;
+
+	*got = 0;
+	if (!want)
+		return 0;
+	for (;;) {
+		for (i = 0, cnt = 0; i < n; i++)
+			cnt += kpb_optimized(kps[i]);
+		now = ktime_get_ns();
+		if (cnt != prev)
+			last = now;
+		*got = prev = cnt;
+		if (want > 0 && cnt >= want)
+			return now - t0;
+		if (want < 0 && now - last > KPB_QUIET_MS * NSEC_PER_MSEC)
+			return last - t0;
+		if (now > end)
+			return -1;
+		usleep_range(1000, 2000);
+	}
+}
+
+/* Probe hit cost: one kind of probe on one of the test functions. */
+enum kpb_kind { KPB_NONE, KPB_KPROBE, KPB_KRETPROBE, KPB_BOTH };
+
+static int kpb_hit(const char *measure, enum kpb_kind kind, bool traced,
+		   bool post, const char *want)
+{
+	void *fn = traced ? (void *)kpb_target : (void *)kpb_target_nt;
+	struct kprobe kp = { .addr = fn, .pre_handler = kpb_pre };
+	struct kretprobe rp = { .kp.addr = fn, .handler = kpb_ret };
+	bool use_kp = kind == KPB_KPROBE || kind == KPB_BOTH;
+	bool use_rp = kind == KPB_KRETPROBE || kind == KPB_BOTH;
+	struct kprobe *kps[1] = { use_kp ? &kp : &rp.kp };
+	unsigned long expect, hits;
+	const char *state = NULL;
+	u64 base, probed;
+	char note[64];
+	long got;
+	int ret;
+
+	if (post)
+		kp.post_handler = kpb_post;
+	base = kpb_loop(traced);
+	if (kind == KPB_NONE) {
+		kpb_report(measure, base, loops, "ns", "per call");
+		return 0;
+	}
+	if (use_kp) {
+		ret = register_kprobe(&kp);
+		if (ret) {
+			pr_info("%s n/a register_kprobe: %d\n", measure, ret);
+			return 0;
+		}
+	}
+	if (use_rp) {
+		ret = register_kretprobe(&rp);
+		if (ret) {
+			pr_info("%s n/a register_kretprobe: %d\n", measure, ret);
+			goto out_kp;
+		}
+	}
+	if (!strcmp(want, "optimized"))
+		kpb_wait_optimized(kps, 1, ktime_get_ns(), &got);
+	state = kpb_state(kps[0]);
+	if (strcmp(state, want)) {
+		pr_info("%s n/a %s, not %s, on this kernel\n", measure, state, want);
+		goto out;
+	}
+	kpb_hits_take();
+	probed = kpb_loop(traced);
+	hits = kpb_hits_take();
+	expect = (unsigned long)max(reps, 1U) * loops * (use_kp + use_rp);
+	snprintf(note, sizeof(note), "%s", state);
+	if (hits != expect)
+		snprintf(note, sizeof(note), "%s, %lu hits of %lu", state, hits,
+			 expect);
+	kpb_report(measure, (s64)probed - (s64)base, loops, "ns", note);
+out:
+	if (use_rp)
+		unregister_kretprobe(&rp);
+out_kp:
+	if (use_kp)
+		unregister_kprobe(&kp);
+	return 0;
+}
+
+/* A probe set over the candidate addresses, reused by "reg" and "cover". */
+struct kpb_set {
+	struct kprobe *kp;
+	struct kprobe **kps;
+	unsigned int n;
+};
+
+static int kpb_set_alloc(struct kpb_set *s, unsigned int max)
+{
+	s->kp = vcalloc(max, sizeof(*s->kp));
+	s->kps = vcalloc(max, sizeof(*s->kps));
+	s->n = 0;
+	if (s->kp && s->kps)
+		return 0;
+	vfree(s->kp);
+	vfree(s->kps);
+	return -ENOMEM;
+}
+
+static void kpb_set_free(struct kpb_set *s)
+{
+	vfree(s->kp);
+	vfree(s->kps);
+}
+
+/* A fresh probe on @addr; kprobes are not re-registered as they are. */
+static struct kprobe *kpb_probe_init(struct kprobe *p, unsigned long addr)
+{
+	memset(p, 0, sizeof(*p));
+	p->addr = (kprobe_opcode_t *)addr;
+	p->pre_handler = kpb_pre;
+	return p;
+}
+
+static void kpb_count_states(struct kpb_set *s, long *opt, long *ftr)
+{
+	unsigned int i;
+	const char *st;
+
+	*opt = 0;
+	*ftr = 0;
+	for (i = 0; i < s->n; i++) {
+		st = kpb_state(s->kps[i]);
+		*opt += !strcmp(st, "optimized");
+		*ftr += !strcmp(st, "ftrace");
+	}
+}
+
+/*
+ * After registering the set from @t0 on: when did every probe the kernel
+ * queued for optimization carry its jump, per probe.
+ */
+static void kpb_report_optimized(const char *m, struct kpb_set *s, u64 t0,
+				 u64 skipped)
+{
+	long got, opt, ftr;
+	char name[48], note[96];
+	s64 t;
+
+	snprintf(name, sizeof(name), "%s.optimized", m);
+	t = kpb_wait_optimized(s->kps, s->n, t0, &got);
+	kpb_count_states(s, &opt, &ftr);
+	if (!got) {
+		pr_info("%s n/a none optimized (%ld ftrace-based of %u)\n", name,
+			ftr, s->n);
+		return;
+	}
+	snprintf(note, sizeof(note), "per probe (%ld optimized, %ld ftrace-based of %u%s)",
+		 opt, ftr, s->n, t < 0 ? ", bound hit before all were" : "");
+	kpb_report(name, t < 0 ? ktime_get_ns() - t0 - skipped : t - skipped,
+		   s->n * 1000ULL, "us", note);
+}
+
+/*
+ * Registration: @want probes on distinct function entries, picked from the
+ * candidates in order, every step-th that registers (then the ones in
+ * between, if needed).  One by one, then with one register_kprobes() call.
+ */
+static int kpb_reg(unsigned int want)
+{
+	u64 bound = (u64)bound_ms * NSEC_PER_MSEC, t0, t, skipped = 0;
+	unsigned int step, first, i, tried = 0;
+	struct kpb_set s;
+	char m[32], name[48], note[64];
+	bool cut = false;
+	int ret;
+
+	if (!nsyms)
+		return -ENODATA;
+	if (kpb_set_alloc(&s, want))
+		return -ENOMEM;
+	snprintf(m, sizeof(m), "reg%u", want);
+	step = max(1U, nsyms / (2 * want));
+
+	/* One by one; the time of failed attempts does not count. */
+	t0 = ktime_get_ns();
+	for (first = 0; first < step && s.n < want && !cut; first++) {
+		for (i = first; i < nsyms && s.n < want; i += step) {
+			struct kprobe *p = kpb_probe_init(&s.kp[s.n], syms[i]);
+
+			t = ktime_get_ns();
+			ret = register_kprobe(p);
+			tried++;
+			if (ret) {
+				skipped += ktime_get_ns() - t;
+				continue;
+			}
+			s.kps[s.n++] = p;
+			if (ktime_get_ns() - t0 - skipped > bound) {
+				cut = true;
+				break;
+			}
+		}
+	}
+	t = ktime_get_ns() - t0 - skipped;
+	snprintf(note, sizeof(note), "per probe (%u of %u tried%s)", s.n, tried,
+		 cut ? ", bound hit" : "");
+	snprintf(name, sizeof(name), "%s.one.armed", m);
+	kpb_report(name, t, s.n * 1000ULL, "us", note);
+	snprintf(name, sizeof(name), "%s.one", m);
+	kpb_report_optimized(name, &s, t0, skipped);
+
+	t0 = ktime_get_ns();
+	for (i = 0; i < s.n; i++) {
+		unregister_kprobe(s.kps[i]);
+		if (ktime_get_ns() - t0 > bound && i + 1 < s.n) {
+			i++;
+			break;
+		}
+	}
+	t = ktime_get_ns() - t0;
+	snprintf(note, sizeof(note), "per probe (%u of %u%s)", i, s.n,
+		 i < s.n ? ", bound hit" : "");
+	snprintf(name, sizeof(name), "%s.one.unreg", m);
+	kpb_report(name, t, i * 1000ULL, "us", note);
+	if (i < s.n)
+		unregister_kprobes(s.kps + i, s.n - i);
+
+	/* The same set with one call each way. */
+	for (i = 0; i < s.n; i++)
+		kpb_probe_init(s.kps[i], (unsigned long)s.kps[i]->addr);
+	t0 = ktime_get_ns();
+	ret = register_kprobes(s.kps, s.n);
+	t = ktime_get_ns() - t0;
+	snprintf(name, sizeof(name), "%s.batch.armed", m);
+	if (ret) {
+		pr_info("%s n/a register_kprobes: %d\n", name, ret);
+		goto out;
+	}
+	snprintf(note, sizeof(note), "per probe (%u)", s.n);
+	kpb_report(name, t, s.n * 1000ULL, "us", note);
+	snprintf(name, sizeof(name), "%s.batch", m);
+	kpb_report_optimized(name, &s, t0, 0);
+	t0 = ktime_get_ns();
+	unregister_kprobes(s.kps, s.n);
+	snprintf(name, sizeof(name), "%s.batch.unreg", m);
+	kpb_report(name, ktime_get_ns() - t0, s.n * 1000ULL, "us", note);
+out:
+	kpb_set_free(&s);
+	return 0;
+}
+
+/* Is @addr + @off inside the function that starts at @addr? */
+static bool kpb_inside(unsigned long addr, unsigned int off)
+{
+	char buf[KSYM_SYMBOL_LEN], *p;
+	unsigned long o;
+
+	if (!off)
+		return true;
+	sprint_symbol(buf, addr + off);
+	p = strrchr(buf, '+');
+	return p && sscanf(p, "+%lx", &o) == 1 && o == off;
+}
+
+/*
+ * Coverage: a probe on every candidate (at @off into it) that registers; how
+ * many the kernel makes ftrace-based or optimizes.  The probes are
+ * registered disabled, which already decides ftrace or not; the others are
+ * then enabled, so that only they pay for arming.
+ */
+static int kpb_cover(const char *what, unsigned int off)
+{
+	u64 bound = 3ULL * bound_ms * NSEC_PER_MSEC, t0 = ktime_get_ns();
+	unsigned int i, en = 0;
+	long got, opt, ftr;
+	struct kpb_set s;
+	char note[96];
+
+	if (!nsyms)
+		return -ENODATA;
+	if (kpb_set_alloc(&s, nsyms))
+		return -ENOMEM;
+	for (i = 0; i < nsyms && ktime_get_ns() - t0 < bound; i++) {
+		struct kprobe *p = kpb_probe_init(&s.kp[s.n], syms[i] + off);
+
+		p->flags = KPROBE_FLAG_DISABLED;
+		if (kpb_inside(syms[i], off) && !register_kprobe(p))
+			s.kps[s.n++] = p;
+	}
+	snprintf(note, sizeof(note), "of %u candidates%s", i,
+		 i < nsyms ? ", bound hit" : "");
+	pr_info("cover.%s.registered %u probes %s\n", what, s.n, note);
+	kpb_count_states(&s, &opt, &ftr);
+	for (i = 0; i < s.n && ktime_get_ns() - t0 < bound; i++)
+		if (strcmp(kpb_state(s.kps[i]), "ftrace"))
+			en += !enable_kprobe(s.kps[i]);
+	kpb_wait_optimized(s.kps, s.n, ktime_get_ns(), &got);
+	snprintf(note, sizeof(note), "of %u registered (%u others enabled%s)",
+		 s.n, en, i < s.n ? ", bound hit" : "");
+	pr_info("cover.%s.ftrace %ld probes %s\n", what, ftr, note);
+	pr_info("cover.%s.optimized %ld probes %s\n", what, got, note);
+	unregister_kprobes(s.kps, s.n);
+	kpb_set_free(&s);
+	return 0;
+}
+
+static int kpb_run(char *cmd)
+{
+	unsigned int n;
+
+	if (!strcmp(cmd, "base"))
+		return kpb_hit("hit.none", KPB_NONE, false, false, NULL);
+	if (!strcmp(cmd, "int3"))
+		return kpb_hit("hit.int3", KPB_KPROBE, false, true, "int3");
+	if (!strcmp(cmd, "boost"))
+		return kpb_hit("hit.boost", KPB_KPROBE, false, false, "int3");
+	if (!strcmp(cmd, "opt"))
+		return kpb_hit("hit.opt", KPB_KPROBE, false, false, "optimized");
+	if (!strcmp(cmd, "ftrace"))
+		return kpb_hit("hit.ftrace", KPB_KPROBE, true, false, "ftrace");
+	if (!strcmp(cmd, "kret"))
+		return kpb_hit("hit.kret", KPB_KRETPROBE, false, false, "int3");
+	if (!strcmp(cmd, "kpkret"))
+		return kpb_hit("hit.kp+kret", KPB_BOTH, false, false, "int3");
+	if (!strcmp(cmd, "optkret"))
+		return kpb_hit("hit.optkret", KPB_KRETPROBE, false, false, "optimized");
+	if (sscanf(cmd, "reg %u", &n) == 1 && n)
+		return kpb_reg(n);
+	if (!strcmp(cmd, "cover entry"))
+		return kpb_cover("entry", 0);
+	if (!strcmp(cmd, "cover inner"))
+		return kpb_cover("inner", inner_off);
+	return -EINVAL;
+}
+
+static ssize_t kpb_run_write(struct file *file, const char __user *ubuf,
+			     size_t len, loff_t *ppos)
+{
+	char cmd[32];
+	int ret;
+
+	if (len >= sizeof(cmd))
+		return -EINVAL;
+	if (copy_from_user(cmd, ubuf, len))
+		return -EFAULT;
+	cmd[len] = '\0';
+	strim(cmd);
+	mutex_lock(&kpb_lock);
+	ret = kpb_run(strim(cmd));
+	mutex_unlock(&kpb_lock);
+	return ret ? ret : len;
+}
+
+/* Take one address; lines may straddle writes, hence the carry. */
+static int kpb_add_sym(const char *s)
+{
+	unsigned long a;
+
+	if (!*s)
+		return 0;
+	if (kstrtoul(s, 16, &a))
+		return -EINVAL;
+	if (nsyms >= KPB_MAX_SYMS)
+		return -ENOSPC;
+	syms[nsyms++] = a;
+	return 0;
+}
+
+static ssize_t kpb_syms_write(struct file *file, const char __user *ubuf,
+			      size_t len, loff_t *ppos)
+{
+	size_t i, done = min_t(size_t, len, PAGE_SIZE);
+	char *buf;
+	int ret = 0;
+
+	buf = memdup_user(ubuf, done);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	mutex_lock(&kpb_lock);
+	for (i = 0; i < done && !ret; i++) {
+		if (buf[i] != '\n') {
+			if (ncarry >= sizeof(carry) - 1)
+				ret = -EINVAL;
+			else
+				carry[ncarry++] = buf[i];
+			continue;
+		}
+		carry[ncarry] = '\0';
+		ret = kpb_add_sym(strim(carry));
+		ncarry = 0;
+	}
+	mutex_unlock(&kpb_lock);
+	kfree(buf);
+	return ret ? ret : done;
+}
+
+static const struct file_operations kpb_run_fops = {
+	.owner = THIS_MODULE,
+	.write = kpb_run_write,
+};
+
+static const struct file_operations kpb_syms_fops = {
+	.owner = THIS_MODULE,
+	.write = kpb_syms_write,
+};
+
+static int __init kpb_init(void)
+{
+	syms = vcalloc(KPB_MAX_SYMS, sizeof(*syms));
+	if (!syms)
+		return -ENOMEM;
+	kpb_dir = debugfs_create_dir("kpbench", NULL);
+	debugfs_create_file("run", 0200, kpb_dir, NULL, &kpb_run_fops);
+	debugfs_create_file("syms", 0200, kpb_dir, NULL, &kpb_syms_fops);
+	pr_info("loaded, %lu calls per loop, %u loops per measure\n", loops,
+		max(reps, 1U));
+	return 0;
+}
+
+static void __exit kpb_exit(void)
+{
+	debugfs_remove_recursive(kpb_dir);
+	vfree(syms);
+}
+
+module_init(kpb_init);
+module_exit(kpb_exit);
+MODULE_DESCRIPTION("kprobes benchmark: hit and registration cost");
+MODULE_LICENSE("GPL");
