@@ -1148,7 +1148,7 @@ static void kp_drop_stale(void *fp)
 	while (head->first && kp_ri(head->first)->fp != fp &&
 	       (unsigned long)kp_ri(head->first)->fp < (unsigned long)fp) {
 		ri = kp_ri(head->first);
-		pr_err("kretprobe BUG!: Processing kretprobe %px @ %px\n",
+		pr_err("kretprobe BUG!: Processing kretprobe %p @ %pS\n",
 		       ri, ri->ret_addr);
 		head->first = head->first->next;
 		kp_instance_recycle(ri);
@@ -1166,7 +1166,7 @@ static unsigned long kp_trampoline(struct pt_regs *regs, void *fp)
 	kp_drop_stale(fp);
 	last = kp_next_real(head->first);
 	if (!last || kp_ri(last)->fp != fp) {
-		pr_err("kretprobe: no pending return at %px for %s/%d\n",
+		pr_err("kretprobe: no pending return at %p for %s/%d\n",
 		       fp, current->comm, task_pid_nr(current));
 		BUG();
 	}
@@ -1231,13 +1231,16 @@ void kprobe_flush_task(struct task_struct *tk)
 {
 	struct llist_node *n = tk->kretprobe_instances.first, *next;
 
+	/*
+	 * No handler runs here, so this CPU need not be marked busy: that
+	 * would also clobber current_kprobe of a trampoline this RCU
+	 * callback may have interrupted.
+	 */
 	tk->kretprobe_instances.first = NULL;
-	kprobe_busy_begin();
 	for (; n; n = next) {
 		next = n->next;
 		kp_instance_recycle(kp_ri(n));
 	}
-	kprobe_busy_end();
 }
 NOKPROBE_SYMBOL(kprobe_flush_task);
 
@@ -1329,8 +1332,17 @@ static void kp_kretprobe_abort(struct kretprobe *rp)
  */
 int register_kretprobe(struct kretprobe *rp)
 {
-	int ret = kp_kretprobe_prepare(rp);
+	bool registered;
+	int ret;
 
+	/* Preparing a registered one would take its instances from it. */
+	mutex_lock(&kprobe_mutex);
+	registered = rp->rph && kp_site_of(&rp->kp);
+	mutex_unlock(&kprobe_mutex);
+	if (registered)
+		return -EINVAL;
+
+	ret = kp_kretprobe_prepare(rp);
 	if (ret)
 		return ret;
 	ret = register_kprobe(&rp->kp);

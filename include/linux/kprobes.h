@@ -203,19 +203,20 @@ struct kprobe_site {
 DECLARE_PER_CPU(struct kprobe *, current_kprobe);
 DECLARE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
 
+/* The probe whose handler this CPU runs, or NULL; preemption must be off. */
 static inline struct kprobe *kprobe_running(void)
 {
 	return __this_cpu_read(current_kprobe);
 }
 
-static inline void reset_current_kprobe(void)
-{
-	__this_cpu_write(current_kprobe, NULL);
-}
-
 static inline struct kprobe_ctlblk *get_kprobe_ctlblk(void)
 {
 	return this_cpu_ptr(&kprobe_ctlblk);
+}
+
+static inline void reset_current_kprobe(void)
+{
+	__this_cpu_write(current_kprobe, NULL);
 }
 
 /* Mark this CPU as inside kprobes, so that probes hit meanwhile are skipped. */
@@ -312,7 +313,7 @@ unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
 				      struct llist_node **cur);
 void kprobe_flush_task(struct task_struct *tk);
 #else
-#define kprobe_flush_task(tk)	do {} while (0)
+static inline void kprobe_flush_task(struct task_struct *tk) { }
 #endif /* CONFIG_KRETPROBES */
 
 struct kprobe *get_kprobe(void *addr);
@@ -340,87 +341,68 @@ int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
 
 #else /* !CONFIG_KPROBES */
 
+/* Without kprobes nothing can be registered, and nothing is ever running. */
+#define kprobe_busy_begin()	do {} while (0)
+#define kprobe_busy_end()	do {} while (0)
+
+static inline struct kprobe *kprobe_running(void) { return NULL; }
+static inline struct kprobe *get_kprobe(void *addr) { return NULL; }
+static inline bool is_kprobe_insn_slot(unsigned long addr) { return false; }
+static inline bool within_kprobe_blacklist(unsigned long addr) { return true; }
+static inline void kprobe_free_init_mem(void) { }
+static inline void kprobe_flush_task(struct task_struct *tk) { }
+
 static inline int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 {
 	return 0;
 }
-static inline struct kprobe *get_kprobe(void *addr)
-{
-	return NULL;
-}
-static inline struct kprobe *kprobe_running(void)
-{
-	return NULL;
-}
-#define kprobe_busy_begin()	do {} while (0)
-#define kprobe_busy_end()	do {} while (0)
-#define kprobe_flush_task(tk)	do {} while (0)
 
-static inline int register_kprobe(struct kprobe *p)
-{
-	return -EOPNOTSUPP;
-}
-static inline int register_kprobes(struct kprobe **kps, int num)
-{
-	return -EOPNOTSUPP;
-}
-static inline void unregister_kprobe(struct kprobe *p)
-{
-}
-static inline void unregister_kprobes(struct kprobe **kps, int num)
-{
-}
-static inline int register_kretprobe(struct kretprobe *rp)
-{
-	return -EOPNOTSUPP;
-}
-static inline int register_kretprobes(struct kretprobe **rps, int num)
-{
-	return -EOPNOTSUPP;
-}
-static inline void unregister_kretprobe(struct kretprobe *rp)
-{
-}
-static inline void unregister_kretprobes(struct kretprobe **rps, int num)
-{
-}
-static inline void kprobe_free_init_mem(void)
-{
-}
-static inline int disable_kprobe(struct kprobe *kp)
-{
-	return -EOPNOTSUPP;
-}
-static inline int enable_kprobe(struct kprobe *kp)
-{
-	return -EOPNOTSUPP;
-}
-static inline bool within_kprobe_blacklist(unsigned long addr)
-{
-	return true;
-}
 static inline int kprobe_get_kallsym(unsigned int symnum, unsigned long *value,
 				     char *type, char *sym)
 {
 	return -ERANGE;
 }
-static inline bool is_kprobe_insn_slot(unsigned long addr)
+
+static inline int register_kprobe(struct kprobe *p) { return -EOPNOTSUPP; }
+static inline void unregister_kprobe(struct kprobe *p) { }
+static inline int enable_kprobe(struct kprobe *kp) { return -EOPNOTSUPP; }
+static inline int disable_kprobe(struct kprobe *kp) { return -EOPNOTSUPP; }
+
+static inline int register_kprobes(struct kprobe **kps, int num)
 {
-	return false;
+	return -EOPNOTSUPP;
 }
+
+static inline void unregister_kprobes(struct kprobe **kps, int num) { }
+
+static inline int register_kretprobe(struct kretprobe *rp)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void unregister_kretprobe(struct kretprobe *rp) { }
+
+static inline int register_kretprobes(struct kretprobe **rps, int num)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void unregister_kretprobes(struct kretprobe **rps, int num) { }
+
 #endif /* CONFIG_KPROBES */
 
 #if !defined(CONFIG_KPROBES) || !defined(CONFIG_KRETPROBES)
+/* No return probes: no trampoline address can show up on a stack. */
+static nokprobe_inline unsigned long
+kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
+			struct llist_node **cur)
+{
+	return 0;
+}
+
 static nokprobe_inline bool is_kretprobe_trampoline(unsigned long addr)
 {
 	return false;
-}
-
-static nokprobe_inline
-unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
-				      struct llist_node **cur)
-{
-	return 0;
 }
 #endif
 
