@@ -601,6 +601,100 @@ static int kp_check_text(kprobe_opcode_t *addr, struct module **modp)
 }
 
 /* ------------------------------------------------------------------ */
+/* Sites on ftrace call sites: armed through an ftrace_ops filter.      */
+/* ------------------------------------------------------------------ */
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+
+bool kprobe_ftrace_disabled __read_mostly;
+
+static struct ftrace_ops kp_ftrace_ops = {
+	.func	= kprobe_ftrace_handler,
+	.flags	= FTRACE_OPS_FL_SAVE_REGS,
+};
+
+/* Armed ftrace sites; the ops is registered while there is any. */
+static unsigned int kp_ftrace_armed;
+
+static bool kp_is_ftrace_site(kprobe_opcode_t *addr)
+{
+	return ftrace_location((unsigned long)addr) == (unsigned long)addr;
+}
+
+static int kp_ftrace_arm(struct kprobe_site *s)
+{
+	unsigned long ip = (unsigned long)s->addr;
+	int ret;
+
+	if (kprobe_ftrace_disabled)
+		return -ENODEV;
+	/* The filter first: registered with an empty one, it traces all. */
+	ret = ftrace_set_filter_ip(&kp_ftrace_ops, ip, 0, 0);
+	if (ret)
+		goto fail;
+	if (!kp_ftrace_armed) {
+		ret = register_ftrace_function(&kp_ftrace_ops);
+		if (ret) {
+			ftrace_set_filter_ip(&kp_ftrace_ops, ip, 1, 0);
+			goto fail;
+		}
+	}
+	kp_ftrace_armed++;
+	return 0;
+fail:
+	pr_warn("cannot hook ftrace site %pS: %d\n", s->addr, ret);
+	return ret;
+}
+
+static int kp_ftrace_disarm(struct kprobe_site *s)
+{
+	unsigned long ip = (unsigned long)s->addr;
+	int ret;
+
+	/* Unregister before the filter empties, for the same reason. */
+	if (kp_ftrace_armed == 1) {
+		ret = unregister_ftrace_function(&kp_ftrace_ops);
+		if (ret) {
+			pr_warn("cannot unhook ftrace ops: %d\n", ret);
+			return ret;
+		}
+	}
+	kp_ftrace_armed--;
+	ret = ftrace_set_filter_ip(&kp_ftrace_ops, ip, 1, 0);
+	if (ret)
+		pr_warn("cannot drop ftrace site %pS from the filter: %d\n",
+			s->addr, ret);
+	return 0;
+}
+
+/**
+ * kprobe_ftrace_kill() - ftrace has shut down: stop using its call sites
+ */
+void kprobe_ftrace_kill(void)
+{
+	kprobe_ftrace_disabled = true;
+}
+
+#else /* !CONFIG_KPROBES_ON_FTRACE */
+
+static bool kp_is_ftrace_site(kprobe_opcode_t *addr)
+{
+	return false;
+}
+
+static int kp_ftrace_arm(struct kprobe_site *s)
+{
+	return -ENODEV;
+}
+
+static int kp_ftrace_disarm(struct kprobe_site *s)
+{
+	return -ENODEV;
+}
+
+#endif /* CONFIG_KPROBES_ON_FTRACE */
+
+/* ------------------------------------------------------------------ */
 /* Sites: creation, arming, teardown.  All under kprobe_mutex.          */
 /* ------------------------------------------------------------------ */
 
@@ -616,19 +710,27 @@ static bool kp_site_wants_arming(struct kprobe_site *s)
 	return false;
 }
 
-/* Bring the breakpoint in line with the site's probes and the knob. */
-static void kp_site_sync(struct kprobe_site *s)
+/*
+ * Bring the breakpoint (or ftrace hook) in line with the site's probes and
+ * the global knob.  Only ftrace can refuse.
+ */
+static int kp_site_sync(struct kprobe_site *s)
 {
 	bool want = kp_site_wants_arming(s);
+	int ret = 0;
 
 	lockdep_assert_held(&kprobe_mutex);
 	if (want == s->armed)
-		return;
-	if (want)
+		return 0;
+	if (s->ftrace)
+		ret = want ? kp_ftrace_arm(s) : kp_ftrace_disarm(s);
+	else if (want)
 		arch_arm_kprobe_site(s);
 	else
 		arch_disarm_kprobe_site(s);
-	s->armed = want;
+	if (!ret)
+		s->armed = want;
+	return ret;
 }
 
 static struct kprobe_site *kp_site_new(kprobe_opcode_t *addr)
@@ -640,7 +742,8 @@ static struct kprobe_site *kp_site_new(kprobe_opcode_t *addr)
 		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&s->probes);
 	s->addr = addr;
-	ret = arch_prepare_kprobe_site(s);
+	s->ftrace = kp_is_ftrace_site(addr);
+	ret = s->ftrace ? 0 : arch_prepare_kprobe_site(s);
 	if (ret) {
 		kfree(s);
 		return ERR_PTR(ret);
@@ -652,7 +755,8 @@ static struct kprobe_site *kp_site_new(kprobe_opcode_t *addr)
 /* After a grace period: nobody can be using @s any more. */
 static void kp_site_free(struct kprobe_site *s)
 {
-	arch_release_kprobe_site(s);
+	if (!s->ftrace)
+		arch_release_kprobe_site(s);
 	kfree(s);
 }
 
@@ -696,6 +800,7 @@ static bool kp_site_release_if_empty(struct kprobe_site *s)
 static int kp_attach(struct kprobe *p, kprobe_opcode_t *addr)
 {
 	struct kprobe_site *s;
+	int ret;
 
 	lockdep_assert_held(&kprobe_mutex);
 	s = kprobe_site_lookup((unsigned long)addr);
@@ -710,12 +815,26 @@ static int kp_attach(struct kprobe *p, kprobe_opcode_t *addr)
 	p->site = s;
 	p->opcode = s->arch.opcode;
 	p->ainsn.insn = s->arch.slot;
+	if (s->ftrace)
+		p->flags |= KPROBE_FLAG_FTRACE;
 	if (p->post_handler)
 		WRITE_ONCE(s->nr_post, s->nr_post + 1);
 	/* Fully set up before the hit path can see it. */
 	list_add_tail_rcu(&p->list, &s->probes);
-	kp_site_sync(s);
-	return 0;
+	ret = kp_site_sync(s);
+	if (!ret)
+		return 0;
+
+	/* Not armed: undo, leaving no trace of @p. */
+	list_del_rcu(&p->list);
+	if (p->post_handler)
+		WRITE_ONCE(s->nr_post, s->nr_post - 1);
+	p->site = NULL;
+	if (kp_site_release_if_empty(s)) {
+		synchronize_rcu();
+		kp_site_free(s);
+	}
+	return ret;
 }
 
 /*
@@ -937,7 +1056,7 @@ int disable_kprobe(struct kprobe *kp)
 	s = kp_site_of(kp);
 	if (s) {
 		kp->flags |= KPROBE_FLAG_DISABLED;
-		kp_site_sync(s);
+		ret = kp_site_sync(s);
 	} else {
 		ret = -EINVAL;
 	}
@@ -950,7 +1069,8 @@ EXPORT_SYMBOL_GPL(disable_kprobe);
  * enable_kprobe() - let a disabled probe's handlers run again
  * @kp: a registered probe
  *
- * Return: 0, or -EINVAL when @kp is not registered or its text is gone.
+ * Return: 0, -EINVAL when @kp is not registered or its text is gone, or
+ * ftrace's error when it cannot hook the site (@kp stays disabled).
  */
 int enable_kprobe(struct kprobe *kp)
 {
@@ -961,7 +1081,9 @@ int enable_kprobe(struct kprobe *kp)
 	s = kp_site_of(kp);
 	if (s && !kprobe_gone(kp)) {
 		kp->flags &= ~KPROBE_FLAG_DISABLED;
-		kp_site_sync(s);
+		ret = kp_site_sync(s);
+		if (ret)
+			kp->flags |= KPROBE_FLAG_DISABLED;
 	} else {
 		ret = -EINVAL;
 	}
@@ -1460,6 +1582,9 @@ static void kp_site_kill(struct kprobe_site *s)
 	struct kprobe *p;
 
 	lockdep_assert_held(&kprobe_mutex);
+	/* ftrace is still tracking the site: take our hook out of it. */
+	if (s->ftrace && s->armed && !kp_ftrace_disarm(s))
+		s->armed = false;
 	WRITE_ONCE(s->gone, true);
 	s->armed = false;
 	list_for_each_entry(p, &s->probes, list)
@@ -1539,20 +1664,26 @@ void kprobe_free_init_mem(void)
 
 #ifdef CONFIG_DEBUG_FS
 
-static void kp_arm_all(bool disarmed)
+/* Sites ftrace would not (un)hook stay as they were and are counted. */
+static int kp_arm_all(bool disarmed)
 {
 	struct kprobe_site *s;
-	unsigned int b;
+	unsigned int b, failed = 0;
 
 	mutex_lock(&kprobe_mutex);
 	if (kprobes_all_disarmed != disarmed) {
 		kprobes_all_disarmed = disarmed;
 		for (b = 0; b < ARRAY_SIZE(kp_sites); b++)
 			hlist_for_each_entry(s, &kp_sites[b], hash)
-				kp_site_sync(s);
+				if (kp_site_sync(s))
+					failed++;
 		pr_info("kprobes globally %s\n", disarmed ? "disarmed" : "armed");
 	}
 	mutex_unlock(&kprobe_mutex);
+	if (failed)
+		pr_warn("%u probe sites could not be %s\n", failed,
+			disarmed ? "disarmed" : "armed");
+	return failed ? -EIO : 0;
 }
 
 /* "symbol+0xoffset" of a probe; the module name, if any, in @modname. */
@@ -1677,6 +1808,7 @@ static ssize_t kp_enabled_write(struct file *file, const char __user *ubuf,
 				size_t count, loff_t *ppos)
 {
 	char buf[3] = {};
+	int ret;
 
 	if (!count || count > 2)
 		return -EINVAL;
@@ -1686,8 +1818,8 @@ static ssize_t kp_enabled_write(struct file *file, const char __user *ubuf,
 		return -EINVAL;
 	if (buf[0] != '0' && buf[0] != '1')
 		return -EINVAL;
-	kp_arm_all(buf[0] == '0');
-	return count;
+	ret = kp_arm_all(buf[0] == '0');
+	return ret ? ret : count;
 }
 
 static const struct file_operations kp_enabled_fops = {

@@ -186,6 +186,8 @@ struct kprobe_blacklist_entry {
  * @nr_post: how many of the probes have a post_handler
  * @armed: the breakpoint is in the text
  * @gone: the text went away (module unloaded, init text freed)
+ * @ftrace: the address is an ftrace call site; ftrace calls us there
+ *	instead of a breakpoint trapping
  * @reap: link in a list of emptied sites waiting to be freed
  * @arch: what the architecture needs to carry the instruction out
  */
@@ -196,6 +198,7 @@ struct kprobe_site {
 	unsigned int		nr_post;
 	bool			armed;
 	bool			gone;
+	bool			ftrace;
 	struct list_head	reap;
 	struct arch_kprobe_site	arch;
 };
@@ -416,7 +419,7 @@ static inline int enable_kretprobe(struct kretprobe *rp)
 	return enable_kprobe(&rp->kp);
 }
 
-/* Jump optimization and probes on ftrace are not built yet. */
+/* Jump optimization is not built yet. */
 static inline bool is_kprobe_optinsn_slot(unsigned long addr)
 {
 	return false;
@@ -426,9 +429,16 @@ static inline void wait_for_kprobe_optimizer(void)
 {
 }
 
-static inline void kprobe_ftrace_kill(void)
-{
-}
+#ifdef CONFIG_KPROBES_ON_FTRACE
+/* The architecture's handler for probes on ftrace call sites. */
+void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
+			   struct ftrace_ops *ops, struct ftrace_regs *fregs);
+/* Set once ftrace has shut itself down: its call sites are dead ends. */
+extern bool kprobe_ftrace_disabled;
+void kprobe_ftrace_kill(void);
+#else
+static inline void kprobe_ftrace_kill(void) { }
+#endif
 
 /*
  * For the page fault handler: a fault taken while this CPU handles a probe

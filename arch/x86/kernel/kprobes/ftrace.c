@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * x86_64 probes on ftrace call sites.
+ *
+ * With the function tracer built in, a function's entry (after any endbr64)
+ * is a 5-byte call to __fentry__ that ftrace patches at will, so no
+ * breakpoint may go there.  The kprobes core puts such a site into its
+ * ftrace_ops filter instead, and ftrace calls this handler with a full
+ * pt_regs.  Handlers must not be able to tell the difference: they see
+ * regs->ip as after an int3 at the site, the "instruction" carried out is
+ * the call (a no-op as far as the function is concerned), post handlers see
+ * regs->ip after it, and a pre handler may send the CPU elsewhere.
+ */
+#include <linux/kprobes.h>
+#include <linux/ftrace.h>
+#include <linux/trace_recursion.h>
+#include <asm/text-patching.h>
+
+/* The probes at @ip fire: as if int3 trapped there, then the call ran. */
+static void kp_ftrace_fire(struct kprobe_site *s, unsigned long ip,
+			   struct pt_regs *regs)
+{
+	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
+
+	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
+	instruction_pointer_set(regs, ip + INT3_INSN_SIZE);
+	if (kprobe_site_pre(s, regs))
+		return;		/* moved: ftrace goes back to regs->ip */
+
+	/*
+	 * Right after the call is also where ftrace resumes the function,
+	 * so this is all the "single step" there is to do.
+	 */
+	instruction_pointer_set(regs, ip + MCOUNT_INSN_SIZE);
+	if (!kprobe_site_has_post(s))
+		return;
+	kcb->kprobe_status = KPROBE_HIT_SSDONE;
+	kprobe_site_post(s, regs);
+}
+NOKPROBE_SYMBOL(kp_ftrace_fire);
+
+void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
+			   struct ftrace_ops *ops, struct ftrace_regs *fregs)
+{
+	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct kprobe_site *s;
+	int bit;
+
+	if (unlikely(kprobe_ftrace_disabled || !regs))
+		return;
+	/* Also keeps us on this CPU until the unlock. */
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0)
+		return;
+
+	s = kprobe_site_lookup(ip);
+	if (s && kprobe_running()) {
+		kprobe_site_missed(s);
+	} else if (s) {
+		kp_ftrace_fire(s, ip, regs);
+		__this_cpu_write(current_kprobe, NULL);
+	}
+	ftrace_test_recursion_unlock(bit);
+}
+NOKPROBE_SYMBOL(kprobe_ftrace_handler);

@@ -1,0 +1,1958 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Boot-time KUnit suites for the kprobes core (CONFIG_KPROBES_KUNIT_TEST).
+ *
+ * Only the public API of <linux/kprobes.h> is used.  The probed code lives
+ * in this file:
+ *
+ *  - small C functions that are only ever called through a hidden function
+ *    pointer, so the compiler keeps one real, out-of-line body for each;
+ *  - hand-written assembly functions whose instructions are known exactly,
+ *    so that a probe can be put on an instruction of a chosen kind and the
+ *    result of the function compared with and without the probe.
+ *
+ * Handlers run in breakpoint context: they only count and record, with
+ * atomics and plain stores.  All checks are made afterwards by the test
+ * thread.  Every probe a test registers is also handed to a KUnit action
+ * that unregisters it when the test ends, however it ends.
+ */
+
+#include <kunit/test.h>
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/jiffies.h>
+#include <linux/kprobes.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/preempt.h>
+#include <linux/ptrace.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/string.h>
+#include <asm/ibt.h>
+#include <asm/insn.h>
+#include <asm/linkage.h>
+#include <asm/nospec-branch.h>
+#include <asm/processor-flags.h>
+
+/* Every probed function here takes one long and returns one. */
+typedef long kpk_fn_t(long);
+
+/* ---------------------------------------------------------------------- */
+/* Hand-written targets                                                    */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Probe points inside the assembly below: KPK_<name> is the local label
+ * ".Lkpk_<name>", and kpkunit_asm_point(KPK_<name>) returns its address.
+ * The table at the end of the assembly lists them in this order.
+ */
+enum kpk_point {
+	KPK_add_entry,
+	KPK_add_nop,
+	KPK_add_mov,
+	KPK_add_add,
+	KPK_add_ret,
+	KPK_rip_load,
+	KPK_rip_lea,
+	KPK_rip_mem,
+	KPK_rip_store,
+	KPK_rip_after_store,
+	KPK_rip_imm,
+	KPK_rip_after_imm,
+	KPK_jmp_short,
+	KPK_jmp_t1,
+	KPK_jmp_near,
+	KPK_jmp_t2,
+	KPK_jcc_short,
+	KPK_jcc_nt1,
+	KPK_jcc_t1,
+	KPK_jcc_near,
+	KPK_jcc_nt2,
+	KPK_jcc_t2,
+	KPK_call_direct,
+	KPK_call_ret1,
+	KPK_call_ind,
+	KPK_call_ret2,
+	KPK_stk_push,
+	KPK_stk_after_push,
+	KPK_stk_pushimm,
+	KPK_stk_after_pushimm,
+	KPK_stk_pop,
+	KPK_stk_leave,
+	KPK_stk_after_leave,
+	KPK_flg_xor,
+	KPK_flg_pushf,
+	KPK_flg_after_pushf,
+	KPK_flg_popf,
+	KPK_flg_after_popf,
+	KPK_loop_body,
+	KPK_loop_insn,
+	KPK_loop_jrcxz,
+	KPK_loop_end,
+	KPK_NR_POINTS
+};
+
+#define KPK_PT(name)	"	.long .Lkpk_" #name " - kpkunit_asm_add\n"
+
+#define KPK_ASM_FUNC(name)						\
+	"	.balign 16\n"						\
+	"	.type " #name ", @function\n"				\
+	#name ":\n"
+
+#define KPK_ASM_END(name)						\
+	"	.size " #name ", . - " #name "\n"
+
+/*
+ * kpkunit_asm_add(x)   = x + 5: a 5-byte NOP, mov, add, ret.
+ * kpkunit_asm_rip(x)   = x + 2 * 0x1234 + 1: RIP-relative load, lea, store
+ *			  and a compare of a RIP-relative operand with imm32.
+ * kpkunit_asm_jmp(x)   = x + 7 (+100 if bit 0, +200 if bit 1): jmp rel8
+ *			  and rel32, each taken only when the bit is clear.
+ * kpkunit_asm_jcc(x)   = x (+1000 if x >= 10) (+3000 if x < 20): jb rel8,
+ *			  jae rel32.
+ * kpkunit_asm_call(x)  = x + 11: calls kpkunit_asm_add directly, then
+ *			  through a register.
+ * kpkunit_asm_stack(x) = x + 0x58: push/pop of registers and of an
+ *			  immediate, a frame and leave.
+ * kpkunit_asm_flags(x) = RFLAGS after "xor %eax,%eax" (low half) and again
+ *			  after popf of that value (high half).
+ * kpkunit_asm_loop(x)  = 2 * x for x >= 1: loop, then a taken jrcxz.
+ * kpkunit_asm_point(i) = address of probe point i.
+ */
+asm(
+"	.pushsection .text, \"ax\"\n"
+KPK_ASM_FUNC(kpkunit_asm_add)
+".Lkpk_add_entry:\n"
+	ASM_ENDBR
+".Lkpk_add_nop:\n"
+"	nopl 0x8(%rax,%rax,1)\n"
+".Lkpk_add_mov:\n"
+"	mov %rdi, %rax\n"
+".Lkpk_add_add:\n"
+"	add $5, %rax\n"
+".Lkpk_add_ret:\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_asm_add)
+
+KPK_ASM_FUNC(kpkunit_asm_rip)
+	ASM_ENDBR
+".Lkpk_rip_load:\n"
+"	mov .Lkpk_word(%rip), %rax\n"
+".Lkpk_rip_lea:\n"
+"	lea .Lkpk_word(%rip), %rdx\n"
+".Lkpk_rip_mem:\n"
+"	add (%rdx), %rax\n"
+".Lkpk_rip_store:\n"
+"	mov %rdi, .Lkpk_scratch(%rip)\n"
+".Lkpk_rip_after_store:\n"
+"	add .Lkpk_scratch(%rip), %rax\n"
+".Lkpk_rip_imm:\n"
+"	cmpq $0x1234, .Lkpk_word(%rip)\n"
+".Lkpk_rip_after_imm:\n"
+"	sete %dl\n"
+"	movzbl %dl, %edx\n"
+"	add %rdx, %rax\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_asm_rip)
+
+KPK_ASM_FUNC(kpkunit_asm_jmp)
+	ASM_ENDBR
+"	mov %rdi, %rax\n"
+"	test $1, %dil\n"
+"	jnz .Lkpk_jmp_odd\n"
+".Lkpk_jmp_short:\n"
+"	jmp .Lkpk_jmp_t1\n"
+".Lkpk_jmp_odd:\n"
+"	add $100, %rax\n"
+".Lkpk_jmp_t1:\n"
+"	test $2, %dil\n"
+"	jnz .Lkpk_jmp_two\n"
+".Lkpk_jmp_near:\n"
+"	{disp32} jmp .Lkpk_jmp_t2\n"
+".Lkpk_jmp_two:\n"
+"	add $200, %rax\n"
+".Lkpk_jmp_t2:\n"
+"	add $7, %rax\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_asm_jmp)
+
+KPK_ASM_FUNC(kpkunit_asm_jcc)
+	ASM_ENDBR
+"	mov %rdi, %rax\n"
+"	cmp $10, %rdi\n"
+".Lkpk_jcc_short:\n"
+"	jb .Lkpk_jcc_t1\n"
+".Lkpk_jcc_nt1:\n"
+"	add $1000, %rax\n"
+".Lkpk_jcc_t1:\n"
+"	cmp $20, %rdi\n"
+".Lkpk_jcc_near:\n"
+"	{disp32} jae .Lkpk_jcc_t2\n"
+".Lkpk_jcc_nt2:\n"
+"	add $3000, %rax\n"
+".Lkpk_jcc_t2:\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_asm_jcc)
+
+KPK_ASM_FUNC(kpkunit_asm_call)
+	ASM_ENDBR
+".Lkpk_call_direct:\n"
+"	call kpkunit_asm_add\n"
+".Lkpk_call_ret1:\n"
+"	mov %rax, %rdi\n"
+"	lea kpkunit_asm_add(%rip), %rdx\n"
+".Lkpk_call_ind:\n"
+	ANNOTATE_RETPOLINE_SAFE
+"	call *%rdx\n"
+".Lkpk_call_ret2:\n"
+"	add $1, %rax\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_asm_call)
+
+KPK_ASM_FUNC(kpkunit_asm_stack)
+	ASM_ENDBR
+".Lkpk_stk_push:\n"
+"	push %rbp\n"
+".Lkpk_stk_after_push:\n"
+"	mov %rsp, %rbp\n"
+"	push %rbx\n"
+"	lea 3(%rdi), %rbx\n"
+".Lkpk_stk_pushimm:\n"
+"	push $0x55\n"
+".Lkpk_stk_after_pushimm:\n"
+"	pop %rax\n"
+"	add %rbx, %rax\n"
+".Lkpk_stk_pop:\n"
+"	pop %rbx\n"
+".Lkpk_stk_leave:\n"
+"	leave\n"
+".Lkpk_stk_after_leave:\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_asm_stack)
+
+KPK_ASM_FUNC(kpkunit_asm_flags)
+	ASM_ENDBR
+".Lkpk_flg_xor:\n"
+"	xor %eax, %eax\n"
+".Lkpk_flg_pushf:\n"
+"	pushf\n"
+".Lkpk_flg_after_pushf:\n"
+"	pop %rax\n"
+"	push %rax\n"
+".Lkpk_flg_popf:\n"
+"	popf\n"
+".Lkpk_flg_after_popf:\n"
+"	pushf\n"
+"	pop %rdx\n"
+"	shl $32, %rdx\n"
+"	or %rdx, %rax\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_asm_flags)
+
+KPK_ASM_FUNC(kpkunit_asm_loop)
+	ASM_ENDBR
+"	xor %eax, %eax\n"
+"	mov %rdi, %rcx\n"
+".Lkpk_loop_body:\n"
+"	add $2, %rax\n"
+".Lkpk_loop_insn:\n"
+"	loop .Lkpk_loop_body\n"
+".Lkpk_loop_jrcxz:\n"
+"	jrcxz .Lkpk_loop_end\n"
+"	add $500, %rax\n"
+".Lkpk_loop_end:\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_asm_loop)
+
+KPK_ASM_FUNC(kpkunit_asm_point)
+	ASM_ENDBR
+"	lea .Lkpk_table(%rip), %rdx\n"
+"	movslq (%rdx,%rdi,4), %rax\n"
+"	lea kpkunit_asm_add(%rip), %rdx\n"
+"	add %rdx, %rax\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_asm_point)
+"	.popsection\n"
+
+"	.pushsection .rodata, \"a\"\n"
+"	.balign 8\n"
+".Lkpk_word:\n"
+"	.quad 0x1234\n"
+".Lkpk_table:\n"
+KPK_PT(add_entry)
+KPK_PT(add_nop)
+KPK_PT(add_mov)
+KPK_PT(add_add)
+KPK_PT(add_ret)
+KPK_PT(rip_load)
+KPK_PT(rip_lea)
+KPK_PT(rip_mem)
+KPK_PT(rip_store)
+KPK_PT(rip_after_store)
+KPK_PT(rip_imm)
+KPK_PT(rip_after_imm)
+KPK_PT(jmp_short)
+KPK_PT(jmp_t1)
+KPK_PT(jmp_near)
+KPK_PT(jmp_t2)
+KPK_PT(jcc_short)
+KPK_PT(jcc_nt1)
+KPK_PT(jcc_t1)
+KPK_PT(jcc_near)
+KPK_PT(jcc_nt2)
+KPK_PT(jcc_t2)
+KPK_PT(call_direct)
+KPK_PT(call_ret1)
+KPK_PT(call_ind)
+KPK_PT(call_ret2)
+KPK_PT(stk_push)
+KPK_PT(stk_after_push)
+KPK_PT(stk_pushimm)
+KPK_PT(stk_after_pushimm)
+KPK_PT(stk_pop)
+KPK_PT(stk_leave)
+KPK_PT(stk_after_leave)
+KPK_PT(flg_xor)
+KPK_PT(flg_pushf)
+KPK_PT(flg_after_pushf)
+KPK_PT(flg_popf)
+KPK_PT(flg_after_popf)
+KPK_PT(loop_body)
+KPK_PT(loop_insn)
+KPK_PT(loop_jrcxz)
+KPK_PT(loop_end)
+"	.popsection\n"
+
+"	.pushsection .data, \"aw\"\n"
+"	.balign 8\n"
+".Lkpk_scratch:\n"
+"	.quad 0\n"
+"	.popsection\n"
+);
+
+kpk_fn_t kpkunit_asm_add, kpkunit_asm_rip, kpkunit_asm_jmp, kpkunit_asm_jcc;
+kpk_fn_t kpkunit_asm_call, kpkunit_asm_stack, kpkunit_asm_flags;
+kpk_fn_t kpkunit_asm_loop, kpkunit_asm_point;
+
+#define KPK_FLAGS_MASK	(X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_ZF | \
+			 X86_EFLAGS_SF | X86_EFLAGS_TF | X86_EFLAGS_IF | \
+			 X86_EFLAGS_DF | X86_EFLAGS_OF)
+#define KPK_FLAGS_XOR	(X86_EFLAGS_PF | X86_EFLAGS_ZF | X86_EFLAGS_IF)
+
+static unsigned long kpk_point(enum kpk_point pt)
+{
+	return (unsigned long)kpkunit_asm_point(pt);
+}
+
+/* ---------------------------------------------------------------------- */
+/* C targets                                                               */
+/* ---------------------------------------------------------------------- */
+
+static unsigned long kpkunit_sink;
+static unsigned long kpkunit_data_word;
+
+/* Call @fn(@x) through a pointer the compiler cannot see through. */
+static long __nocfi kpk_call(kpk_fn_t *fn, long x)
+{
+	OPTIMIZER_HIDE_VAR(fn);
+	return fn(x);
+}
+
+static noinline long kpkunit_target_a(long x)
+{
+	WRITE_ONCE(kpkunit_sink, x);
+	return 3 * x + 1;
+}
+
+static noinline long kpkunit_target_b(long x)
+{
+	WRITE_ONCE(kpkunit_sink, x + 2);
+	return 5 * x + 2;
+}
+
+static noinline long kpkunit_target_c(long x)
+{
+	WRITE_ONCE(kpkunit_sink, x ^ 0x55);
+	return (x ^ 0x5a5a) + 9;
+}
+
+/* What a pre handler switches kpkunit_target_a to. */
+static noinline long kpkunit_target_repl(long x)
+{
+	WRITE_ONCE(kpkunit_sink, x + 4);
+	return 7 * x + 3;
+}
+
+/* Listed in the kprobes blacklist: registering on it must fail. */
+static noinline long kpkunit_forbidden(long x)
+{
+	WRITE_ONCE(kpkunit_sink, x + 6);
+	return x - 13;
+}
+NOKPROBE_SYMBOL(kpkunit_forbidden);
+
+/* 1 + 2 + ... + n, one call frame per level. */
+static noinline long kpkunit_rec(long n)
+{
+	WRITE_ONCE(kpkunit_sink, n);
+	if (n <= 1)
+		return 1;
+	return kpk_call(kpkunit_rec, n - 1) + n;
+}
+
+/* A function that sleeps until the test releases it. */
+static atomic_t kpk_wait_in;
+static int kpk_wait_want;
+static DECLARE_COMPLETION(kpk_wait_all_in);
+static DECLARE_COMPLETION(kpk_wait_go);
+
+static noinline long kpkunit_target_wait(long x)
+{
+	WRITE_ONCE(kpkunit_sink, x + 8);
+	if (atomic_inc_return(&kpk_wait_in) == READ_ONCE(kpk_wait_want))
+		complete(&kpk_wait_all_in);
+	wait_for_completion_timeout(&kpk_wait_go, 60 * HZ);
+	return 11 * x + 5;
+}
+
+/* Expected result of each target, computed without calling it. */
+static long kpk_model(kpk_fn_t *fn, long x)
+{
+	if (fn == kpkunit_target_a)
+		return 3 * x + 1;
+	if (fn == kpkunit_target_b)
+		return 5 * x + 2;
+	if (fn == kpkunit_target_c)
+		return (x ^ 0x5a5a) + 9;
+	if (fn == kpkunit_target_repl)
+		return 7 * x + 3;
+	if (fn == kpkunit_rec)
+		return x * (x + 1) / 2;
+	if (fn == kpkunit_target_wait)
+		return 11 * x + 5;
+	if (fn == kpkunit_asm_add)
+		return x + 5;
+	if (fn == kpkunit_asm_rip)
+		return x + 2 * 0x1234 + 1;
+	if (fn == kpkunit_asm_jmp)
+		return x + 7 + (x & 1 ? 100 : 0) + (x & 2 ? 200 : 0);
+	if (fn == kpkunit_asm_jcc)
+		return x + (x >= 10 ? 1000 : 0) + (x < 20 ? 3000 : 0);
+	if (fn == kpkunit_asm_call)
+		return x + 11;
+	if (fn == kpkunit_asm_stack)
+		return x + 0x58;
+	if (fn == kpkunit_asm_flags)
+		return KPK_FLAGS_XOR | ((long)KPK_FLAGS_XOR << 32);
+	if (fn == kpkunit_asm_loop)
+		return 2 * x;
+	return LONG_MIN;
+}
+
+/* Call a target; for the flags function keep only the bits that matter. */
+static long kpk_run(kpk_fn_t *fn, long x)
+{
+	long r = kpk_call(fn, x);
+
+	if (fn == kpkunit_asm_flags)
+		r &= KPK_FLAGS_MASK | ((long)KPK_FLAGS_MASK << 32);
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* kprobes, handlers and what they saw                                     */
+/* ---------------------------------------------------------------------- */
+
+#define KPK_NKP		8
+
+static struct kprobe kpk_kp[KPK_NKP];
+
+static struct {
+	atomic_t pre[KPK_NKP];
+	atomic_t post[KPK_NKP];
+	unsigned long pre_ip[KPK_NKP];
+	unsigned long pre_di[KPK_NKP];
+	unsigned long post_ip[KPK_NKP];
+	atomic_t bad_ip;	/* pre handler with regs->ip != addr + 1 */
+	atomic_t stray;		/* handler called with a foreign kprobe */
+	/* kpk_pre_nest */
+	long nest_result;
+	bool nest_running_ok;
+} kpk_seen;
+
+static int kpk_index(struct kprobe *p)
+{
+	int i;
+
+	for (i = 0; i < KPK_NKP; i++)
+		if (p == &kpk_kp[i])
+			return i;
+	atomic_inc(&kpk_seen.stray);
+	return -1;
+}
+
+static int kpk_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	int i = kpk_index(p);
+
+	if (i < 0)
+		return 0;
+	if (regs->ip != (unsigned long)p->addr + 1)
+		atomic_inc(&kpk_seen.bad_ip);
+	WRITE_ONCE(kpk_seen.pre_ip[i], regs->ip);
+	WRITE_ONCE(kpk_seen.pre_di[i], regs->di);
+	atomic_inc(&kpk_seen.pre[i]);
+	return 0;
+}
+
+static void kpk_post(struct kprobe *p, struct pt_regs *regs,
+		     unsigned long flags)
+{
+	int i = kpk_index(p);
+
+	if (i < 0)
+		return;
+	WRITE_ONCE(kpk_seen.post_ip[i], regs->ip);
+	atomic_inc(&kpk_seen.post[i]);
+}
+
+/* Send the probed call to kpkunit_target_repl instead. */
+static int kpk_pre_redirect(struct kprobe *p, struct pt_regs *regs)
+{
+	kpk_pre(p, regs);
+	regs->ip = (unsigned long)kpkunit_target_repl;
+	return 1;
+}
+
+/* Call another probed function from inside a handler. */
+static int kpk_pre_nest(struct kprobe *p, struct pt_regs *regs)
+{
+	struct kprobe *cur = kprobe_running();
+
+	kpk_pre(p, regs);
+	WRITE_ONCE(kpk_seen.nest_running_ok, cur && cur->addr == p->addr);
+	WRITE_ONCE(kpk_seen.nest_result, kpk_call(kpkunit_target_b, 11));
+	return 0;
+}
+
+/* Reset slot @i and describe a probe on @addr or on @sym + @off. */
+static struct kprobe *kpk_probe(int i, void *addr, const char *sym,
+				unsigned int off, bool post, u32 flags)
+{
+	struct kprobe *p = &kpk_kp[i];
+
+	memset(p, 0, sizeof(*p));
+	p->addr = addr;
+	p->symbol_name = sym;
+	p->offset = off;
+	p->pre_handler = kpk_pre;
+	p->post_handler = post ? kpk_post : NULL;
+	p->flags = flags;
+	return p;
+}
+
+static void kpk_unregister_action(void *p)
+{
+	unregister_kprobe(p);
+}
+
+/* register_kprobe(), with unregistration guaranteed at the end of @test. */
+static int kpk_register(struct kunit *test, struct kprobe *p)
+{
+	int ret = register_kprobe(p);
+
+	if (ret)
+		return ret;
+	return kunit_add_action_or_reset(test, kpk_unregister_action, p);
+}
+
+static void kpk_unregister(struct kunit *test, struct kprobe *p)
+{
+	kunit_release_action(test, kpk_unregister_action, p);
+}
+
+/* For registrations that must fail: undo one that did not. */
+static int kpk_try_register(struct kprobe *p)
+{
+	int ret = register_kprobe(p);
+
+	if (!ret)
+		unregister_kprobe(p);
+	return ret;
+}
+
+static struct kprobe *kpk_batch[KPK_NKP];
+static int kpk_batch_n;
+
+static void kpk_unregister_batch_action(void *unused)
+{
+	unregister_kprobes(kpk_batch, kpk_batch_n);
+}
+
+static int kpk_pre_hits(int i)
+{
+	return atomic_read(&kpk_seen.pre[i]);
+}
+
+static int kpk_post_hits(int i)
+{
+	return atomic_read(&kpk_seen.post[i]);
+}
+
+static struct kprobe *kpk_running_now(void)
+{
+	struct kprobe *cur;
+
+	preempt_disable();
+	cur = kprobe_running();
+	preempt_enable();
+	return cur;
+}
+
+/* Where a probe asked for at @fn + 0 may be: @fn, or just past its ENDBR. */
+static bool kpk_at_entry(void *fn, kprobe_opcode_t *addr)
+{
+	unsigned long f = (unsigned long)fn, a = (unsigned long)addr;
+
+	if (a == f)
+		return true;
+	return is_endbr(*(u32 *)fn) && a == f + ENDBR_INSN_SIZE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Worker threads                                                          */
+/* ---------------------------------------------------------------------- */
+
+#define KPK_NWORKERS	4
+
+struct kpk_worker {
+	struct task_struct *task;
+	struct completion done;
+	kpk_fn_t *fn;
+	long arg;
+	unsigned long iters;
+	unsigned long calls;
+	unsigned long bad;
+	long last;
+};
+
+static struct kpk_worker kpk_workers[KPK_NWORKERS];
+static bool kpk_stop;
+
+/* Workers asked to stand still (kpk_park), how many do, how many run. */
+static bool kpk_park;
+static atomic_t kpk_parked;
+static atomic_t kpk_running;
+
+static void kpk_worker_park(void)
+{
+	atomic_inc(&kpk_parked);
+	while (READ_ONCE(kpk_park) && !READ_ONCE(kpk_stop))
+		schedule_timeout_uninterruptible(1);
+	atomic_dec(&kpk_parked);
+}
+
+static int kpk_worker_fn(void *data)
+{
+	struct kpk_worker *w = data;
+	unsigned long i;
+
+	for (i = 0; i < w->iters && !READ_ONCE(kpk_stop); i++) {
+		long x = w->arg + (long)(i & 0xffff);
+
+		if (READ_ONCE(kpk_park))
+			kpk_worker_park();
+
+		w->last = kpk_call(w->fn, x);
+		if (w->last != kpk_model(w->fn, x))
+			w->bad++;
+		w->calls++;
+		/*
+		 * A PREEMPT kernel never sees this loop schedule on its own,
+		 * and the kprobe optimizer waits for RCU Tasks: tell it.
+		 */
+		if ((i & 63) == 63)
+			cond_resched_tasks_rcu_qs();
+	}
+	atomic_dec(&kpk_running);
+	complete(&w->done);
+	return 0;
+}
+
+/* Have every running worker stand still, outside the probed function. */
+static bool kpk_park_workers(void)
+{
+	unsigned long timeout = jiffies + 60 * HZ;
+
+	WRITE_ONCE(kpk_park, true);
+	while (atomic_read(&kpk_parked) < atomic_read(&kpk_running)) {
+		if (time_after(jiffies, timeout))
+			return false;
+		schedule_timeout_uninterruptible(1);
+	}
+	return true;
+}
+
+static void kpk_unpark_workers(void)
+{
+	WRITE_ONCE(kpk_park, false);
+}
+
+/* Start worker @w on @cpu (any CPU if negative). */
+static int kpk_worker_start(struct kpk_worker *w, kpk_fn_t *fn, long arg,
+			    unsigned long iters, int cpu)
+{
+	struct task_struct *t;
+
+	if (w->task)
+		return -EBUSY;
+	init_completion(&w->done);
+	w->fn = fn;
+	w->arg = arg;
+	w->iters = iters;
+	w->calls = 0;
+	w->bad = 0;
+	w->last = 0;
+	t = kthread_create(kpk_worker_fn, w, "kpkunit/%d",
+			   (int)(w - kpk_workers));
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	atomic_inc(&kpk_running);
+	get_task_struct(t);
+	if (cpu >= 0)
+		kthread_bind(t, cpu);
+	w->task = t;
+	wake_up_process(t);
+	return 0;
+}
+
+/* Reap a worker; false if it did not finish in time (it is left alone). */
+static bool kpk_worker_join(struct kpk_worker *w)
+{
+	if (!w->task)
+		return true;
+	if (!wait_for_completion_timeout(&w->done, 60 * HZ))
+		return false;
+	kthread_stop_put(w->task);
+	w->task = NULL;
+	return true;
+}
+
+static bool kpk_join_all(void)
+{
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < KPK_NWORKERS; i++)
+		ok &= kpk_worker_join(&kpk_workers[i]);
+	return ok;
+}
+
+/* End of a test that started workers: stop and release them all. */
+static void kpk_workers_action(void *unused)
+{
+	WRITE_ONCE(kpk_stop, true);
+	WRITE_ONCE(kpk_park, false);
+	complete_all(&kpk_wait_go);
+	kpk_join_all();
+}
+
+/* ---------------------------------------------------------------------- */
+/* Suite kprobes_core                                                      */
+/* ---------------------------------------------------------------------- */
+
+static int kpk_core_init(struct kunit *test)
+{
+	int i;
+
+	for (i = 0; i < KPK_NKP; i++) {
+		memset(&kpk_kp[i], 0, sizeof(kpk_kp[i]));
+		atomic_set(&kpk_seen.pre[i], 0);
+		atomic_set(&kpk_seen.post[i], 0);
+		kpk_seen.pre_ip[i] = 0;
+		kpk_seen.pre_di[i] = 0;
+		kpk_seen.post_ip[i] = 0;
+	}
+	atomic_set(&kpk_seen.bad_ip, 0);
+	atomic_set(&kpk_seen.stray, 0);
+	kpk_seen.nest_result = 0;
+	kpk_seen.nest_running_ok = false;
+	WRITE_ONCE(kpk_stop, false);
+	WRITE_ONCE(kpk_park, false);
+	return 0;
+}
+
+static void kpk_core_exit(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&kpk_seen.bad_ip), 0,
+			    "pre handler saw regs->ip != probe address + 1");
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&kpk_seen.stray), 0,
+			    "handler called with a kprobe it was not set on");
+}
+
+/* By name: lands on the function, handlers see the call's registers. */
+static void kpk_test_by_symbol(struct kunit *test)
+{
+	struct kprobe *p = kpk_probe(0, NULL, "kpkunit_target_a", 0, true, 0);
+
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_TRUE(test, kpk_at_entry(kpkunit_target_a, p->addr));
+	KUNIT_EXPECT_FALSE(test, kprobe_disabled(p));
+	KUNIT_EXPECT_FALSE(test, kprobe_gone(p));
+
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 0x1234),
+			kpk_model(kpkunit_target_a, 0x1234));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_seen.pre_ip[0] - 1, (unsigned long)p->addr);
+	KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], 0x1234UL);
+
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, -3),
+			kpk_model(kpkunit_target_a, -3));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 2);
+	KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], (unsigned long)-3L);
+
+	kpk_unregister(test, p);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 5),
+			kpk_model(kpkunit_target_a, 5));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 2);
+	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 2);
+}
+
+/* By address, and again with the same (re-zeroed) kprobe. */
+static void kpk_test_by_addr(struct kunit *test)
+{
+	struct kprobe *p;
+	int round;
+
+	for (round = 0; round < 2; round++) {
+		p = kpk_probe(0, kpkunit_target_b, NULL, 0, round == 0, 0);
+		KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+		KUNIT_EXPECT_TRUE(test,
+				  kpk_at_entry(kpkunit_target_b, p->addr));
+
+		KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 77 + round),
+				kpk_model(kpkunit_target_b, 77 + round));
+		KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), round + 1);
+		KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 1);
+		KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], 77UL + round);
+		KUNIT_EXPECT_EQ(test, kpk_seen.pre_ip[0] - 1,
+				(unsigned long)p->addr);
+		kpk_unregister(test, p);
+	}
+	kpk_call(kpkunit_target_b, 1);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 2);
+}
+
+static void kpk_test_register_errors(struct kunit *test)
+{
+	void *fn = kpkunit_asm_add;
+	struct kprobe *p;
+	struct insn insn;
+
+	/* Both an address and a name. */
+	p = kpk_probe(0, kpkunit_target_a, "kpkunit_target_a", 0, false, 0);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(p), -EINVAL);
+
+	/* Neither. */
+	p = kpk_probe(0, NULL, NULL, 0, false, 0);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(p), -EINVAL);
+
+	/* A name kallsyms does not know. */
+	p = kpk_probe(0, NULL, "kpkunit_no_such_symbol", 0, false, 0);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(p), -ENOENT);
+
+	/* Not on an instruction boundary. */
+	KUNIT_ASSERT_EQ(test, insn_decode_kernel(&insn, fn), 0);
+	KUNIT_ASSERT_GT(test, (int)insn.length, 1);
+	p = kpk_probe(0, NULL, "kpkunit_asm_add", 1, false, 0);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(p), -EILSEQ);
+	p = kpk_probe(0, fn + 1, NULL, 0, false, 0);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(p), -EILSEQ);
+	p = kpk_probe(0, (void *)kpk_point(KPK_rip_load) + 3, NULL, 0,
+		      false, 0);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(p), -EILSEQ);
+
+	/* Blacklisted: NOKPROBE_SYMBOL() here, and a core kernel one. */
+	p = kpk_probe(0, kpkunit_forbidden, NULL, 0, false, 0);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(p), -EINVAL);
+	p = kpk_probe(0, NULL, "notifier_call_chain", 0, false, 0);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(p), -EINVAL);
+
+	/* Not text at all. */
+	p = kpk_probe(0, &kpkunit_data_word, NULL, 0, false, 0);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(p), -EINVAL);
+
+	/* None of the above left a breakpoint behind. */
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 2),
+			kpk_model(kpkunit_target_a, 2));
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_add, 2), 7L);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_rip, 2),
+			kpk_model(kpkunit_asm_rip, 2));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 0);
+}
+
+/* Registering a kprobe that is already registered fails, harmlessly. */
+static void kpk_test_register_twice(struct kunit *test)
+{
+	struct kprobe *p = kpk_probe(0, kpkunit_target_a, NULL, 0, false, 0);
+
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_EQ(test, register_kprobe(p), -EINVAL);
+
+	/* The first registration still works, once per hit. */
+	kpk_call(kpkunit_target_a, 1);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	kpk_unregister(test, p);
+	kpk_call(kpkunit_target_a, 1);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+}
+
+/* unregister/enable/disable of a kprobe that is not registered. */
+static void kpk_test_not_registered(struct kunit *test)
+{
+	struct kprobe *p0, *p1;
+
+	/* Another kprobe on the same address is registered meanwhile. */
+	p0 = kpk_probe(0, kpkunit_target_a, NULL, 0, false, 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p0), 0);
+
+	p1 = kpk_probe(1, NULL, NULL, 0, false, 0);
+	p1->addr = p0->addr;
+	KUNIT_EXPECT_EQ(test, enable_kprobe(p1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, disable_kprobe(p1), -EINVAL);
+	unregister_kprobe(p1);
+	KUNIT_EXPECT_NULL(test, p1->addr);
+
+	p1 = kpk_probe(1, NULL, NULL, 0, false, 0);
+	unregister_kprobe(p1);
+	p1 = kpk_probe(1, NULL, "kpkunit_target_a", 0, false, 0);
+	unregister_kprobe(p1);
+
+	/* p0 was not touched by any of that. */
+	KUNIT_EXPECT_FALSE(test, kprobe_disabled(p0));
+	kpk_call(kpkunit_target_a, 3);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(1), 0);
+
+	/* Unregistering twice. */
+	kpk_unregister(test, p0);
+	unregister_kprobe(p0);
+	KUNIT_EXPECT_EQ(test, enable_kprobe(p0), -EINVAL);
+	kpk_call(kpkunit_target_a, 3);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+}
+
+static void kpk_test_disabled(struct kunit *test)
+{
+	struct kprobe *p;
+
+	p = kpk_probe(0, kpkunit_target_b, NULL, 0, true, KPROBE_FLAG_DISABLED);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_TRUE(test, kprobe_disabled(p));
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 4),
+			kpk_model(kpkunit_target_b, 4));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 0);
+
+	KUNIT_ASSERT_EQ(test, enable_kprobe(p), 0);
+	KUNIT_EXPECT_FALSE(test, kprobe_disabled(p));
+	KUNIT_EXPECT_EQ(test, enable_kprobe(p), 0);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 5),
+			kpk_model(kpkunit_target_b, 5));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 1);
+
+	KUNIT_ASSERT_EQ(test, disable_kprobe(p), 0);
+	KUNIT_EXPECT_TRUE(test, kprobe_disabled(p));
+	KUNIT_EXPECT_EQ(test, disable_kprobe(p), 0);
+	kpk_call(kpkunit_target_b, 6);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 1);
+
+	KUNIT_ASSERT_EQ(test, enable_kprobe(p), 0);
+	kpk_call(kpkunit_target_b, 7);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 2);
+	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 2);
+}
+
+static void kpk_expect_hits(struct kunit *test, const int *pre,
+			    const int *post, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, kpk_pre_hits(i), pre[i],
+				    "pre handler of kprobe %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, kpk_post_hits(i), post[i],
+				    "post handler of kprobe %d", i);
+	}
+}
+
+/* Several kprobes on one address. */
+static void kpk_test_aggregate(struct kunit *test)
+{
+	struct kprobe *p[3];
+	long x;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		p[i] = kpk_probe(i, kpkunit_target_b, NULL, 0, i == 1, 0);
+		KUNIT_ASSERT_EQ(test, kpk_register(test, p[i]), 0);
+	}
+	KUNIT_EXPECT_PTR_EQ(test, p[1]->addr, p[0]->addr);
+	KUNIT_EXPECT_PTR_EQ(test, p[2]->addr, p[0]->addr);
+
+	for (x = 1; x <= 6; x++)
+		KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, x),
+				kpk_model(kpkunit_target_b, x));
+	kpk_expect_hits(test, (int[]){ 6, 6, 6 }, (int[]){ 0, 6, 0 }, 3);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[i], 6UL);
+
+	KUNIT_ASSERT_EQ(test, disable_kprobe(p[0]), 0);
+	KUNIT_EXPECT_TRUE(test, kprobe_disabled(p[0]));
+	KUNIT_EXPECT_FALSE(test, kprobe_disabled(p[1]));
+	kpk_call(kpkunit_target_b, 7);
+	kpk_expect_hits(test, (int[]){ 6, 7, 7 }, (int[]){ 0, 7, 0 }, 3);
+
+	kpk_unregister(test, p[2]);
+	kpk_call(kpkunit_target_b, 8);
+	kpk_expect_hits(test, (int[]){ 6, 8, 7 }, (int[]){ 0, 8, 0 }, 3);
+
+	KUNIT_ASSERT_EQ(test, enable_kprobe(p[0]), 0);
+	kpk_call(kpkunit_target_b, 9);
+	kpk_expect_hits(test, (int[]){ 7, 9, 7 }, (int[]){ 0, 9, 0 }, 3);
+
+	/* Drop the one with the post handler. */
+	kpk_unregister(test, p[1]);
+	kpk_call(kpkunit_target_b, 10);
+	kpk_expect_hits(test, (int[]){ 8, 9, 7 }, (int[]){ 0, 9, 0 }, 3);
+
+	/* Add one back while another is still there. */
+	p[2] = kpk_probe(2, kpkunit_target_b, NULL, 0, true, 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p[2]), 0);
+	KUNIT_EXPECT_PTR_EQ(test, p[2]->addr, p[0]->addr);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 11),
+			kpk_model(kpkunit_target_b, 11));
+	kpk_expect_hits(test, (int[]){ 9, 9, 8 }, (int[]){ 0, 9, 1 }, 3);
+
+	kpk_unregister(test, p[0]);
+	kpk_unregister(test, p[2]);
+	kpk_call(kpkunit_target_b, 12);
+	kpk_expect_hits(test, (int[]){ 9, 9, 8 }, (int[]){ 0, 9, 1 }, 3);
+}
+
+/* A pre handler that changes regs->ip and returns 1 skips the function. */
+static void kpk_test_redirect(struct kunit *test)
+{
+	struct kprobe *p = kpk_probe(0, kpkunit_target_a, NULL, 0, true, 0);
+
+	/* The post handler also keeps the probe from being optimized. */
+	p->pre_handler = kpk_pre_redirect;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 6),
+			kpk_model(kpkunit_target_repl, 6));
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, -9),
+			kpk_model(kpkunit_target_repl, -9));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 2);
+	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 0);
+
+	kpk_unregister(test, p);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 6),
+			kpk_model(kpkunit_target_a, 6));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 2);
+}
+
+/* A probe hit from inside a handler is skipped and counted as missed. */
+static void kpk_test_recursion(struct kunit *test)
+{
+	struct kprobe *outer, *inner;
+	int i;
+
+	outer = kpk_probe(0, kpkunit_target_a, NULL, 0, false, 0);
+	outer->pre_handler = kpk_pre_nest;
+	inner = kpk_probe(1, kpkunit_target_b, NULL, 0, false, 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, inner), 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, outer), 0);
+
+	KUNIT_EXPECT_NULL(test, kpk_running_now());
+	for (i = 1; i <= 3; i++) {
+		KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, i),
+				kpk_model(kpkunit_target_a, i));
+		KUNIT_EXPECT_EQ(test, inner->nmissed, (unsigned long)i);
+	}
+	KUNIT_EXPECT_NULL(test, kpk_running_now());
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 3);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(1), 0);
+	KUNIT_EXPECT_EQ(test, outer->nmissed, 0UL);
+	KUNIT_EXPECT_TRUE_MSG(test, kpk_seen.nest_running_ok,
+			      "kprobe_running() in a handler is not the probe");
+	KUNIT_EXPECT_EQ(test, kpk_seen.nest_result,
+			kpk_model(kpkunit_target_b, 11));
+
+	/* Outside a handler the inner probe works as usual. */
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 12),
+			kpk_model(kpkunit_target_b, 12));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(1), 1);
+	KUNIT_EXPECT_EQ(test, inner->nmissed, 3UL);
+}
+
+static const long kpk_args[] = { 3, 14, 25, 40 };
+
+/*
+ * First opcode byte of the instruction at each probe point (0: not
+ * checked), so that the point table and the enum cannot drift apart.
+ */
+static const u8 kpk_point_opcode[KPK_NR_POINTS] = {
+	[KPK_add_nop] = 0x0f,		[KPK_add_mov] = 0x89,
+	[KPK_add_add] = 0x83,		[KPK_rip_load] = 0x8b,
+	[KPK_rip_lea] = 0x8d,		[KPK_rip_mem] = 0x03,
+	[KPK_rip_store] = 0x89,		[KPK_rip_imm] = 0x81,
+	[KPK_jmp_short] = 0xeb,		[KPK_jmp_t1] = 0xf6,
+	[KPK_jmp_near] = 0xe9,		[KPK_jmp_t2] = 0x83,
+	[KPK_jcc_short] = 0x72,		[KPK_jcc_t1] = 0x83,
+	[KPK_jcc_near] = 0x0f,		[KPK_call_direct] = 0xe8,
+	[KPK_call_ret1] = 0x89,		[KPK_call_ind] = 0xff,
+	[KPK_call_ret2] = 0x83,		[KPK_stk_push] = 0x55,
+	[KPK_stk_pushimm] = 0x6a,	[KPK_stk_pop] = 0x5b,
+	[KPK_stk_leave] = 0xc9,		[KPK_flg_xor] = 0x31,
+	[KPK_flg_pushf] = 0x9c,		[KPK_flg_popf] = 0x9d,
+	[KPK_loop_body] = 0x83,		[KPK_loop_insn] = 0xe2,
+	[KPK_loop_jrcxz] = 0xe3,	[KPK_rip_after_store] = 0x03,
+	[KPK_rip_after_imm] = 0x0f,	[KPK_jcc_nt1] = 0x05,
+	[KPK_jcc_nt2] = 0x05,		[KPK_stk_after_push] = 0x89,
+	[KPK_stk_after_pushimm] = 0x58,	[KPK_flg_after_pushf] = 0x58,
+	[KPK_flg_after_popf] = 0x9c,
+};
+
+/* The assembly targets are what their comments say (no probes yet). */
+static void kpk_test_asm_model(struct kunit *test)
+{
+	static kpk_fn_t * const fns[] = {
+		kpkunit_asm_add, kpkunit_asm_rip, kpkunit_asm_jmp,
+		kpkunit_asm_jcc, kpkunit_asm_call, kpkunit_asm_stack,
+		kpkunit_asm_flags, kpkunit_asm_loop,
+	};
+	struct insn insn;
+	int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(fns); i++)
+		for (j = 0; j < ARRAY_SIZE(kpk_args); j++)
+			KUNIT_EXPECT_EQ_MSG(test, kpk_run(fns[i], kpk_args[j]),
+					    kpk_model(fns[i], kpk_args[j]),
+					    "function %d, argument %ld", i,
+					    kpk_args[j]);
+
+	KUNIT_EXPECT_EQ(test, kpk_point(KPK_add_entry),
+			(unsigned long)kpkunit_asm_add);
+	for (i = 0; i < KPK_NR_POINTS; i++) {
+		if (!kpk_point_opcode[i])
+			continue;
+		KUNIT_ASSERT_EQ(test, insn_decode_kernel(&insn,
+					(void *)kpk_point(i)), 0);
+		KUNIT_EXPECT_EQ_MSG(test, insn.opcode.bytes[0],
+				    kpk_point_opcode[i], "probe point %d", i);
+	}
+}
+
+/*
+ * Out-of-line execution of one kind of instruction.  The instruction
+ * lengths come from the labels, not from decoding the live text: right
+ * after an optimized probe is unregistered its jump may still be there.
+ */
+#define KPK_NEXT_ANY	-1	/* where it goes is not checked */
+
+struct kpk_insn_case {
+	const char *desc;
+	kpk_fn_t *owner;		/* function holding the probe point */
+	const char *owner_name;
+	kpk_fn_t *call;			/* function the test calls */
+	int point;
+	int next;			/* where execution goes on */
+	int fall;			/* for a jcc: where it goes if not taken */
+	bool (*taken)(long x);		/* for a jcc: whether it is taken */
+	long (*hits)(long x);		/* hits per call; NULL: one */
+};
+
+static bool kpk_below_10(long x)
+{
+	return x < 10;
+}
+
+static bool kpk_from_20(long x)
+{
+	return x >= 20;
+}
+
+static long kpk_even(long x)
+{
+	return !(x & 1);
+}
+
+static long kpk_bit1_clear(long x)
+{
+	return !(x & 2);
+}
+
+static long kpk_two(long x)
+{
+	return 2;
+}
+
+static long kpk_x(long x)
+{
+	return x;
+}
+
+#define KPK_CASE_FROM(d, fn, caller, pt, nx, ...)			\
+	{ .desc = d, .owner = fn, .owner_name = #fn, .call = caller,	\
+	  .point = KPK_##pt, .next = nx, __VA_ARGS__ }
+#define KPK_CASE(d, fn, pt, nx, ...)					\
+	KPK_CASE_FROM(d, fn, fn, pt, nx, __VA_ARGS__)
+
+static const struct kpk_insn_case kpk_insn_cases[] = {
+	KPK_CASE("nopl 5 bytes", kpkunit_asm_add, add_nop, KPK_add_mov),
+	KPK_CASE("mov reg,reg", kpkunit_asm_add, add_mov, KPK_add_add),
+	KPK_CASE("add imm8", kpkunit_asm_add, add_add, KPK_add_ret),
+	KPK_CASE("ret", kpkunit_asm_add, add_ret, KPK_NEXT_ANY),
+	KPK_CASE_FROM("ret to asm caller", kpkunit_asm_add, kpkunit_asm_call,
+		      add_ret, KPK_call_ret2, .hits = kpk_two),
+	KPK_CASE("mov rip-relative load", kpkunit_asm_rip, rip_load,
+		 KPK_rip_lea),
+	KPK_CASE("lea rip-relative", kpkunit_asm_rip, rip_lea, KPK_rip_mem),
+	KPK_CASE("add (reg)", kpkunit_asm_rip, rip_mem, KPK_rip_store),
+	KPK_CASE("mov rip-relative store", kpkunit_asm_rip, rip_store,
+		 KPK_rip_after_store),
+	KPK_CASE("cmp rip-relative,imm32", kpkunit_asm_rip, rip_imm,
+		 KPK_rip_after_imm),
+	KPK_CASE("jmp rel8", kpkunit_asm_jmp, jmp_short, KPK_jmp_t1,
+		 .hits = kpk_even),
+	KPK_CASE("jmp rel32", kpkunit_asm_jmp, jmp_near, KPK_jmp_t2,
+		 .hits = kpk_bit1_clear),
+	KPK_CASE("jb rel8", kpkunit_asm_jcc, jcc_short, KPK_jcc_t1,
+		 .fall = KPK_jcc_nt1, .taken = kpk_below_10),
+	KPK_CASE("jae rel32", kpkunit_asm_jcc, jcc_near, KPK_jcc_t2,
+		 .fall = KPK_jcc_nt2, .taken = kpk_from_20),
+	KPK_CASE("call rel32", kpkunit_asm_call, call_direct, KPK_add_entry),
+	KPK_CASE("call *reg", kpkunit_asm_call, call_ind, KPK_add_entry),
+	KPK_CASE("push reg", kpkunit_asm_stack, stk_push, KPK_stk_after_push),
+	KPK_CASE("push imm8", kpkunit_asm_stack, stk_pushimm,
+		 KPK_stk_after_pushimm),
+	KPK_CASE("pop reg", kpkunit_asm_stack, stk_pop, KPK_stk_leave),
+	KPK_CASE("leave", kpkunit_asm_stack, stk_leave, KPK_stk_after_leave),
+	KPK_CASE("xor reg,reg", kpkunit_asm_flags, flg_xor, KPK_flg_pushf),
+	KPK_CASE("pushf", kpkunit_asm_flags, flg_pushf, KPK_flg_after_pushf),
+	KPK_CASE("popf", kpkunit_asm_flags, flg_popf, KPK_flg_after_popf),
+	KPK_CASE("add in a loop", kpkunit_asm_loop, loop_body, KPK_loop_insn,
+		 .hits = kpk_x),
+	/* The last pass through the loop falls through. */
+	KPK_CASE("loop", kpkunit_asm_loop, loop_insn, KPK_loop_jrcxz,
+		 .hits = kpk_x),
+	KPK_CASE("jrcxz", kpkunit_asm_loop, loop_jrcxz, KPK_loop_end),
+};
+
+KUNIT_ARRAY_PARAM_DESC(kpk_insn, kpk_insn_cases, desc);
+
+static void kpk_test_insn(struct kunit *test)
+{
+	const struct kpk_insn_case *c = test->param_value;
+	unsigned long addr = kpk_point(c->point);
+	unsigned long off = addr - (unsigned long)c->owner;
+	long base[ARRAY_SIZE(kpk_args)];
+	int pass, i, hits, want_hits, next;
+	struct kprobe *p;
+
+	for (i = 0; i < ARRAY_SIZE(kpk_args); i++) {
+		base[i] = kpk_run(c->call, kpk_args[i]);
+		KUNIT_ASSERT_EQ(test, base[i], kpk_model(c->call, kpk_args[i]));
+	}
+
+	/* Pass 0 with a post handler (single-step), pass 1 without. */
+	for (pass = 0; pass < 2; pass++) {
+		p = kpk_probe(0, NULL, c->owner_name, off, pass == 0, 0);
+		KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+		KUNIT_EXPECT_EQ(test, (unsigned long)p->addr, addr);
+
+		for (i = 0; i < ARRAY_SIZE(kpk_args); i++) {
+			long x = kpk_args[i];
+
+			atomic_set(&kpk_seen.pre[0], 0);
+			atomic_set(&kpk_seen.post[0], 0);
+			KUNIT_EXPECT_EQ_MSG(test, kpk_run(c->call, x), base[i],
+					    "probed result, argument %ld", x);
+			hits = kpk_pre_hits(0);
+			want_hits = c->hits ? c->hits(x) : 1;
+			KUNIT_EXPECT_EQ_MSG(test, hits, want_hits,
+					    "hits, argument %ld", x);
+			if (pass || !hits)
+				continue;
+			KUNIT_EXPECT_EQ(test, kpk_post_hits(0), hits);
+
+			next = c->next;
+			if (c->taken && !c->taken(x))
+				next = c->fall;
+			if (next == KPK_NEXT_ANY)
+				continue;
+			KUNIT_EXPECT_EQ_MSG(test, kpk_seen.post_ip[0],
+					    kpk_point(next),
+					    "regs->ip after the instruction, argument %ld",
+					    x);
+		}
+		kpk_unregister(test, p);
+	}
+	KUNIT_EXPECT_EQ(test, kpk_run(c->call, 5), kpk_model(c->call, 5));
+}
+
+/* Probes on every instruction of a function at once. */
+static void kpk_test_adjacent(struct kunit *test)
+{
+	static const int pts[] = {
+		KPK_add_nop, KPK_add_mov, KPK_add_add, KPK_add_ret
+	};
+	struct kprobe *p;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(pts); i++) {
+		p = kpk_probe(i, (void *)kpk_point(pts[i]), NULL, 0, i & 1, 0);
+		KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	}
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_add, 9), 14L);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_call, 9), 20L);
+	kpk_expect_hits(test, (int[]){ 3, 3, 3, 3 }, (int[]){ 0, 3, 0, 3 }, 4);
+	KUNIT_EXPECT_EQ(test, kpk_seen.post_ip[1], kpk_point(KPK_add_add));
+	KUNIT_EXPECT_EQ(test, kpk_seen.post_ip[3], kpk_point(KPK_call_ret2));
+	for (i = 0; i < ARRAY_SIZE(pts); i++)
+		kpk_unregister(test, &kpk_kp[i]);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_call, 1), 12L);
+	kpk_expect_hits(test, (int[]){ 3, 3, 3, 3 }, (int[]){ 0, 3, 0, 3 }, 4);
+}
+
+/* register_kprobes() undoes the whole batch when one kprobe is bad. */
+static void kpk_test_batch_error(struct kunit *test)
+{
+	int ret;
+
+	kpk_batch[0] = kpk_probe(0, kpkunit_target_a, NULL, 0, false, 0);
+	kpk_batch[1] = kpk_probe(1, kpkunit_target_b, NULL, 0, true, 0);
+	kpk_batch[2] = kpk_probe(2, NULL, "kpkunit_no_such_symbol", 0, false, 0);
+	ret = register_kprobes(kpk_batch, 3);
+	if (!ret)
+		unregister_kprobes(kpk_batch, 3);
+	KUNIT_EXPECT_EQ(test, ret, -ENOENT);
+
+	kpk_call(kpkunit_target_a, 1);
+	kpk_call(kpkunit_target_b, 1);
+	KUNIT_ASSERT_EQ_MSG(test, kpk_pre_hits(0) + kpk_pre_hits(1), 0,
+			    "the good kprobes of a failed batch still fire");
+
+	/* They can be registered again, as a batch. */
+	kpk_probe(0, kpkunit_target_a, NULL, 0, false, 0);
+	kpk_probe(1, kpkunit_target_b, NULL, 0, true, 0);
+	kpk_batch_n = 2;
+	KUNIT_ASSERT_EQ(test, register_kprobes(kpk_batch, 2), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+				kpk_unregister_batch_action, NULL), 0);
+	kpk_call(kpkunit_target_a, 1);
+	kpk_call(kpkunit_target_b, 1);
+	kpk_expect_hits(test, (int[]){ 1, 1 }, (int[]){ 0, 1 }, 2);
+	kunit_release_action(test, kpk_unregister_batch_action, NULL);
+	kpk_call(kpkunit_target_a, 1);
+	kpk_call(kpkunit_target_b, 1);
+	kpk_expect_hits(test, (int[]){ 1, 1 }, (int[]){ 0, 1 }, 2);
+}
+
+/* Batches over several addresses, including an unregistered kprobe. */
+static void kpk_test_batch_many(struct kunit *test)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		kpk_batch[i] = kpk_probe(i, kpkunit_target_a, NULL, 0, i == 2, 0);
+	kpk_batch[3] = kpk_probe(3, kpkunit_target_b, NULL, 0, false, 0);
+	kpk_batch[4] = kpk_probe(4, (void *)kpk_point(KPK_add_mov), NULL, 0,
+				 true, 0);
+	kpk_batch[5] = kpk_probe(5, NULL, "kpkunit_asm_jcc",
+				 kpk_point(KPK_jcc_near) -
+				 (unsigned long)kpkunit_asm_jcc, false, 0);
+	kpk_batch_n = 6;
+	KUNIT_ASSERT_EQ(test, register_kprobes(kpk_batch, 6), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+				kpk_unregister_batch_action, NULL), 0);
+
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 2),
+			kpk_model(kpkunit_target_a, 2));
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 2),
+			kpk_model(kpkunit_target_b, 2));
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_call, 2), 13L);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_jcc, 2),
+			kpk_model(kpkunit_asm_jcc, 2));
+	kpk_expect_hits(test, (int[]){ 1, 1, 1, 1, 2, 1 },
+			(int[]){ 0, 0, 1, 0, 2, 0 }, 6);
+
+	/* A kprobe never registered, on an address that has probes. */
+	kpk_batch[6] = kpk_probe(6, kpkunit_target_a, NULL, 0, false, 0);
+	kpk_batch[6]->addr = kpk_batch[0]->addr;
+	kpk_batch_n = 7;
+	kunit_release_action(test, kpk_unregister_batch_action, NULL);
+	KUNIT_EXPECT_NULL(test, kpk_batch[6]->addr);
+
+	kpk_call(kpkunit_target_a, 2);
+	kpk_call(kpkunit_target_b, 2);
+	kpk_call(kpkunit_asm_call, 2);
+	kpk_call(kpkunit_asm_jcc, 2);
+	kpk_expect_hits(test, (int[]){ 1, 1, 1, 1, 2, 1, 0 },
+			(int[]){ 0, 0, 1, 0, 2, 0, 0 }, 7);
+}
+
+#define KPK_CHURN_ROUNDS	50
+#define KPK_STEADY_CALLS	5000
+
+/*
+ * By default the callers are parked while a kprobe is unregistered.  QEMU
+ * with multi-threaded TCG can run a stale translation of the breakpoint
+ * on another vCPU after the text was restored and the probe removed,
+ * which ends in an unhandled int3 even on upstream kprobes.  Boot with
+ * kprobes_kunit.stress=1 to unregister under fire as well.
+ */
+static bool stress;
+module_param(stress, bool, 0444);
+MODULE_PARM_DESC(stress, "unregister kprobes while other CPUs run through them");
+
+/* One round of arming and disarming kprobe 0 on kpkunit_target_c. */
+static int kpk_churn_round(int round)
+{
+	bool off = round & 1;
+	struct kprobe *p;
+	int err;
+
+	p = kpk_probe(0, kpkunit_target_c, NULL, 0, round & 2,
+		      off ? KPROBE_FLAG_DISABLED : 0);
+	err = register_kprobe(p);
+	if (err)
+		return err;
+	if (off)
+		err = enable_kprobe(p);
+	if (!err)
+		err = disable_kprobe(p);
+	if (!err)
+		err = enable_kprobe(p);
+	if (!stress && !kpk_park_workers())
+		err = err ?: -ETIMEDOUT;
+	unregister_kprobe(p);
+	kpk_unpark_workers();
+	return err;
+}
+
+/* Arm, disarm and remove a kprobe while two CPUs keep running through it. */
+static void kpk_test_concurrent(struct kunit *test)
+{
+	unsigned long calls = 0, bad = 0;
+	int cpu[2], i, round, err = 0;
+	struct kprobe *p;
+	bool joined;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two online CPUs");
+	cpu[0] = cpumask_first(cpu_online_mask);
+	cpu[1] = cpumask_next(cpu[0], cpu_online_mask);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+				kpk_workers_action, NULL), 0);
+
+	/* Phase 1: churn.  No ASSERT until the workers are joined. */
+	for (i = 0; i < 2 && !err; i++)
+		err = kpk_worker_start(&kpk_workers[i], kpkunit_target_c,
+				       i << 20, ULONG_MAX, cpu[i]);
+	for (round = 0; round < KPK_CHURN_ROUNDS && !err; round++)
+		err = kpk_churn_round(round);
+	WRITE_ONCE(kpk_stop, true);
+	joined = kpk_join_all();
+	KUNIT_EXPECT_EQ_MSG(test, err, 0, "round %d", round);
+	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker threads did not finish");
+	for (i = 0; i < 2; i++) {
+		calls += kpk_workers[i].calls;
+		bad += kpk_workers[i].bad;
+	}
+	KUNIT_EXPECT_EQ(test, bad, 0UL);
+	KUNIT_EXPECT_LE(test, (unsigned long)kpk_pre_hits(0), calls);
+
+	/* Phase 2: a steady probe sees every call. */
+	atomic_set(&kpk_seen.pre[0], 0);
+	WRITE_ONCE(kpk_stop, false);
+	p = kpk_probe(0, kpkunit_target_c, NULL, 0, false, 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	for (i = 0, err = 0; i < 2 && !err; i++)
+		err = kpk_worker_start(&kpk_workers[i], kpkunit_target_c,
+				       i << 20, KPK_STEADY_CALLS, cpu[i]);
+	joined = kpk_join_all();
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker threads did not finish");
+	calls = 0;
+	bad = 0;
+	for (i = 0; i < 2; i++) {
+		calls += kpk_workers[i].calls;
+		bad += kpk_workers[i].bad;
+	}
+	KUNIT_EXPECT_EQ(test, calls, 2UL * KPK_STEADY_CALLS);
+	KUNIT_EXPECT_EQ(test, bad, 0UL);
+	KUNIT_EXPECT_EQ(test, (unsigned long)kpk_pre_hits(0), calls);
+	KUNIT_EXPECT_EQ(test, p->nmissed, 0UL);
+	kpk_unregister(test, p);
+}
+
+static struct kunit_case kpk_core_cases[] = {
+	KUNIT_CASE(kpk_test_by_symbol),
+	KUNIT_CASE(kpk_test_by_addr),
+	KUNIT_CASE(kpk_test_register_errors),
+	KUNIT_CASE(kpk_test_register_twice),
+	KUNIT_CASE(kpk_test_not_registered),
+	KUNIT_CASE(kpk_test_disabled),
+	KUNIT_CASE(kpk_test_aggregate),
+	KUNIT_CASE(kpk_test_redirect),
+	KUNIT_CASE(kpk_test_recursion),
+	KUNIT_CASE(kpk_test_asm_model),
+	KUNIT_CASE_PARAM(kpk_test_insn, kpk_insn_gen_params),
+	KUNIT_CASE(kpk_test_adjacent),
+	KUNIT_CASE(kpk_test_batch_error),
+	KUNIT_CASE(kpk_test_batch_many),
+	KUNIT_CASE_SLOW(kpk_test_concurrent),
+	{}
+};
+
+static struct kunit_suite kpk_core_suite = {
+	.name = "kprobes_core",
+	.init = kpk_core_init,
+	.exit = kpk_core_exit,
+	.test_cases = kpk_core_cases,
+};
+
+/* ---------------------------------------------------------------------- */
+/* Suite kretprobes_core                                                   */
+/* ---------------------------------------------------------------------- */
+
+#ifdef CONFIG_KRETPROBES
+
+#define KPK_NRP		3
+#define KPK_NREC	8
+#define KPK_TAG		0x6b70726574UL
+
+static struct kretprobe kpk_rp[KPK_NRP];
+static kpk_fn_t *kpk_rp_fn[KPK_NRP];
+
+/* Private data of one instance, written at entry and read at return. */
+struct kpk_rp_data {
+	long arg;
+	unsigned long tag;
+};
+
+static struct {
+	atomic_t entries[KPK_NRP];
+	atomic_t returns[KPK_NRP];
+	atomic_t bad;		/* wrong data, value or kretprobe */
+	atomic_t nrec;
+	long ret[KPK_NREC];
+	unsigned long retaddr[KPK_NREC];
+	unsigned long retip[KPK_NREC];
+	bool skip_odd;		/* entry handler refuses odd arguments */
+} kpk_rs;
+
+static int kpk_rp_index(struct kretprobe *rp)
+{
+	int i;
+
+	for (i = 0; i < KPK_NRP; i++)
+		if (rp == &kpk_rp[i])
+			return i;
+	atomic_inc(&kpk_rs.bad);
+	return -1;
+}
+
+static int kpk_rp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kpk_rp_data *d = (struct kpk_rp_data *)ri->data;
+	int i = kpk_rp_index(get_kretprobe(ri));
+
+	if (i < 0)
+		return 1;
+	d->arg = regs->di;
+	d->tag = KPK_TAG ^ regs->di;
+	atomic_inc(&kpk_rs.entries[i]);
+	if (READ_ONCE(kpk_rs.skip_odd) && (regs->di & 1))
+		return 1;
+	return 0;
+}
+
+static int kpk_rp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+	long ret = regs_return_value(regs);
+	int i = kpk_rp_index(rp);
+	int n;
+
+	if (i < 0)
+		return 0;
+	if (rp->entry_handler) {
+		struct kpk_rp_data *d = (struct kpk_rp_data *)ri->data;
+
+		if (d->tag != (KPK_TAG ^ d->arg) ||
+		    ret != kpk_model(kpk_rp_fn[i], d->arg))
+			atomic_inc(&kpk_rs.bad);
+	}
+	n = atomic_inc_return(&kpk_rs.nrec) - 1;
+	if (n < KPK_NREC) {
+		kpk_rs.ret[n] = ret;
+		kpk_rs.retaddr[n] = get_kretprobe_retaddr(ri);
+		kpk_rs.retip[n] = instruction_pointer(regs);
+	}
+	atomic_inc(&kpk_rs.returns[i]);
+	return 0;
+}
+
+static struct kretprobe *kpk_rprobe(int i, kpk_fn_t *fn, const char *sym,
+				    int maxactive, bool entry)
+{
+	struct kretprobe *rp = &kpk_rp[i];
+
+	memset(rp, 0, sizeof(*rp));
+	if (sym)
+		rp->kp.symbol_name = sym;
+	else
+		rp->kp.addr = (kprobe_opcode_t *)fn;
+	rp->handler = kpk_rp_return;
+	if (entry) {
+		rp->entry_handler = kpk_rp_entry;
+		rp->data_size = sizeof(struct kpk_rp_data);
+	}
+	rp->maxactive = maxactive;
+	kpk_rp_fn[i] = fn;
+	return rp;
+}
+
+static void kpk_rp_unregister_action(void *rp)
+{
+	unregister_kretprobe(rp);
+}
+
+static int kpk_rp_register(struct kunit *test, struct kretprobe *rp)
+{
+	int ret = register_kretprobe(rp);
+
+	if (ret)
+		return ret;
+	return kunit_add_action_or_reset(test, kpk_rp_unregister_action, rp);
+}
+
+static void kpk_rp_unregister(struct kunit *test, struct kretprobe *rp)
+{
+	kunit_release_action(test, kpk_rp_unregister_action, rp);
+}
+
+static struct kretprobe *kpk_rp_batch[KPK_NRP];
+
+static void kpk_rp_unregister_batch_action(void *unused)
+{
+	unregister_kretprobes(kpk_rp_batch, 2);
+}
+
+static int kpk_returns(int i)
+{
+	return atomic_read(&kpk_rs.returns[i]);
+}
+
+static int kpk_entries(int i)
+{
+	return atomic_read(&kpk_rs.entries[i]);
+}
+
+static int kpk_rp_init(struct kunit *test)
+{
+	int i;
+
+	kpk_core_init(test);
+	for (i = 0; i < KPK_NRP; i++) {
+		memset(&kpk_rp[i], 0, sizeof(kpk_rp[i]));
+		kpk_rp_fn[i] = NULL;
+		atomic_set(&kpk_rs.entries[i], 0);
+		atomic_set(&kpk_rs.returns[i], 0);
+	}
+	atomic_set(&kpk_rs.bad, 0);
+	atomic_set(&kpk_rs.nrec, 0);
+	memset(kpk_rs.ret, 0, sizeof(kpk_rs.ret));
+	memset(kpk_rs.retaddr, 0, sizeof(kpk_rs.retaddr));
+	memset(kpk_rs.retip, 0, sizeof(kpk_rs.retip));
+	kpk_rs.skip_odd = false;
+	atomic_set(&kpk_wait_in, 0);
+	kpk_wait_want = 0;
+	reinit_completion(&kpk_wait_all_in);
+	reinit_completion(&kpk_wait_go);
+	return 0;
+}
+
+static void kpk_rp_exit(struct kunit *test)
+{
+	kpk_core_exit(test);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&kpk_rs.bad), 0,
+			    "return handler saw a wrong value, data or kretprobe");
+}
+
+static void kpk_rtest_basic(struct kunit *test)
+{
+	struct kretprobe *rp = kpk_rprobe(0, kpkunit_target_a,
+					  "kpkunit_target_a", 0, false);
+	long x;
+	int n;
+
+	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
+	KUNIT_EXPECT_TRUE(test, kpk_at_entry(kpkunit_target_a, rp->kp.addr));
+	for (x = 1; x <= 5; x++)
+		KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, x * 100),
+				kpk_model(kpkunit_target_a, x * 100));
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 5);
+	for (n = 0; n < 5; n++)
+		KUNIT_EXPECT_EQ(test, kpk_rs.ret[n],
+				kpk_model(kpkunit_target_a, (n + 1) * 100));
+	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
+
+	KUNIT_ASSERT_EQ(test, disable_kretprobe(rp), 0);
+	KUNIT_EXPECT_TRUE(test, kprobe_disabled(&rp->kp));
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 8),
+			kpk_model(kpkunit_target_a, 8));
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 5);
+	KUNIT_ASSERT_EQ(test, enable_kretprobe(rp), 0);
+	KUNIT_EXPECT_FALSE(test, kprobe_disabled(&rp->kp));
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 9),
+			kpk_model(kpkunit_target_a, 9));
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 6);
+	KUNIT_EXPECT_EQ(test, kpk_rs.ret[5], kpk_model(kpkunit_target_a, 9));
+
+	kpk_rp_unregister(test, rp);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 10),
+			kpk_model(kpkunit_target_a, 10));
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 6);
+}
+
+/* entry_handler, per-instance data, and entries it turns down. */
+static void kpk_rtest_entry_data(struct kunit *test)
+{
+	struct kretprobe *rp = kpk_rprobe(0, kpkunit_target_b, NULL, 0, true);
+	long x;
+
+	kpk_rs.skip_odd = true;
+	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
+	for (x = 2; x <= 7; x++)
+		KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, x),
+				kpk_model(kpkunit_target_b, x));
+	KUNIT_EXPECT_EQ(test, kpk_entries(0), 6);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 3);
+	KUNIT_EXPECT_EQ(test, kpk_rs.ret[0], kpk_model(kpkunit_target_b, 2));
+	KUNIT_EXPECT_EQ(test, kpk_rs.ret[1], kpk_model(kpkunit_target_b, 4));
+	KUNIT_EXPECT_EQ(test, kpk_rs.ret[2], kpk_model(kpkunit_target_b, 6));
+	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
+}
+
+/* The handler sees the real return address, in regs->ip too. */
+static void kpk_rtest_return_address(struct kunit *test)
+{
+	struct kretprobe *rp = kpk_rprobe(0, kpkunit_asm_add, NULL, 0, false);
+
+	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_call, 30), 41L);
+	KUNIT_ASSERT_EQ(test, kpk_returns(0), 2);
+	KUNIT_EXPECT_EQ(test, kpk_rs.ret[0], 35L);
+	KUNIT_EXPECT_EQ(test, kpk_rs.ret[1], 40L);
+	KUNIT_EXPECT_EQ(test, kpk_rs.retaddr[0], kpk_point(KPK_call_ret1));
+	KUNIT_EXPECT_EQ(test, kpk_rs.retaddr[1], kpk_point(KPK_call_ret2));
+	KUNIT_EXPECT_EQ(test, kpk_rs.retip[0], kpk_point(KPK_call_ret1));
+	KUNIT_EXPECT_EQ(test, kpk_rs.retip[1], kpk_point(KPK_call_ret2));
+}
+
+/* More sleeping callers than instances: the rest are missed. */
+static void kpk_rtest_maxactive(struct kunit *test)
+{
+	const int nthreads = KPK_NWORKERS, maxactive = 2;
+	struct kretprobe *rp;
+	unsigned long bad = 0;
+	bool all_in, joined;
+	int i, err = 0;
+
+	rp = kpk_rprobe(0, kpkunit_target_wait, NULL, maxactive, true);
+	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+				kpk_workers_action, NULL), 0);
+	WRITE_ONCE(kpk_wait_want, nthreads);
+
+	/* No ASSERT until the workers are joined. */
+	for (i = 0; i < nthreads && !err; i++)
+		err = kpk_worker_start(&kpk_workers[i], kpkunit_target_wait,
+				       100 + i, 1, -1);
+	all_in = !err && wait_for_completion_timeout(&kpk_wait_all_in,
+						     60 * HZ);
+	complete_all(&kpk_wait_go);
+	joined = kpk_join_all();
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_TRUE_MSG(test, all_in, "callers did not all get in");
+	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker threads did not finish");
+
+	for (i = 0; i < nthreads; i++) {
+		bad += kpk_workers[i].bad;
+		KUNIT_EXPECT_EQ(test, kpk_workers[i].calls, 1UL);
+	}
+	KUNIT_EXPECT_EQ(test, bad, 0UL);
+	KUNIT_EXPECT_EQ(test, kpk_entries(0), maxactive);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), maxactive);
+	KUNIT_EXPECT_EQ(test, rp->nmissed, nthreads - maxactive);
+}
+
+/* Recursion deeper than maxactive: the outermost calls get instances. */
+static void kpk_rtest_recursion(struct kunit *test)
+{
+	struct kretprobe *rp = kpk_rprobe(0, kpkunit_rec, NULL, 3, false);
+
+	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_rec, 8), 36L);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 3);
+	KUNIT_EXPECT_EQ(test, rp->nmissed, 5);
+	KUNIT_EXPECT_EQ(test, kpk_rs.ret[0], kpk_model(kpkunit_rec, 6));
+	KUNIT_EXPECT_EQ(test, kpk_rs.ret[1], kpk_model(kpkunit_rec, 7));
+	KUNIT_EXPECT_EQ(test, kpk_rs.ret[2], kpk_model(kpkunit_rec, 8));
+
+	/* Instances all came back. */
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_rec, 3), 6L);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 6);
+	KUNIT_EXPECT_EQ(test, rp->nmissed, 5);
+}
+
+/* A kprobe and a kretprobe on one function. */
+static void kpk_rtest_with_kprobe(struct kunit *test)
+{
+	struct kprobe *p = kpk_probe(0, kpkunit_target_b, NULL, 0, false, 0);
+	struct kretprobe *rp = kpk_rprobe(0, kpkunit_target_b, NULL, 0, true);
+
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
+	KUNIT_EXPECT_PTR_EQ(test, p->addr, rp->kp.addr);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 21),
+			kpk_model(kpkunit_target_b, 21));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], 21UL);
+	KUNIT_EXPECT_EQ(test, kpk_entries(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 1);
+
+	kpk_unregister(test, p);
+	kpk_call(kpkunit_target_b, 22);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 2);
+
+	p = kpk_probe(0, kpkunit_target_b, NULL, 0, true, 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	kpk_rp_unregister(test, rp);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 23),
+			kpk_model(kpkunit_target_b, 23));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 2);
+	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 2);
+}
+
+/* Unregistering while a probed call sleeps; it must still return home. */
+static void kpk_rtest_unregister_sleeping(struct kunit *test)
+{
+	struct kretprobe *rp;
+	struct kpk_worker *w = &kpk_workers[0];
+	bool in, joined;
+	int err;
+
+	rp = kpk_rprobe(0, kpkunit_target_wait, NULL, 0, true);
+	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+				kpk_workers_action, NULL), 0);
+	WRITE_ONCE(kpk_wait_want, 1);
+
+	/* No ASSERT until the worker is joined. */
+	err = kpk_worker_start(w, kpkunit_target_wait, 7, 1, -1);
+	in = !err && wait_for_completion_timeout(&kpk_wait_all_in, 60 * HZ);
+	kpk_rp_unregister(test, rp);
+	complete_all(&kpk_wait_go);
+	joined = kpk_join_all();
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_TRUE_MSG(test, in, "caller did not get in");
+	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker thread did not finish");
+
+	KUNIT_EXPECT_EQ(test, w->calls, 1UL);
+	KUNIT_EXPECT_EQ(test, w->bad, 0UL);
+	KUNIT_EXPECT_EQ(test, w->last, kpk_model(kpkunit_target_wait, 7));
+	KUNIT_EXPECT_EQ(test, kpk_entries(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 0);
+
+	/* And the function runs unprobed afterwards. */
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_wait, 8),
+			kpk_model(kpkunit_target_wait, 8));
+	KUNIT_EXPECT_EQ(test, kpk_entries(0), 1);
+}
+
+static void kpk_rtest_batch(struct kunit *test)
+{
+	int ret;
+
+	kpk_rp_batch[0] = kpk_rprobe(0, kpkunit_target_a, NULL, 0, true);
+	kpk_rp_batch[1] = kpk_rprobe(1, kpkunit_target_b, NULL, 0, false);
+	kpk_rp_batch[2] = kpk_rprobe(2, NULL, "kpkunit_no_such_symbol", 0,
+				     false);
+	ret = register_kretprobes(kpk_rp_batch, 3);
+	if (!ret)
+		unregister_kretprobes(kpk_rp_batch, 3);
+	KUNIT_EXPECT_EQ(test, ret, -ENOENT);
+	kpk_call(kpkunit_target_a, 1);
+	kpk_call(kpkunit_target_b, 1);
+	KUNIT_ASSERT_EQ_MSG(test, kpk_entries(0) + kpk_returns(0) +
+			    kpk_returns(1), 0,
+			    "the good kretprobes of a failed batch still fire");
+
+	kpk_rprobe(0, kpkunit_target_a, NULL, 0, true);
+	kpk_rprobe(1, kpkunit_target_b, NULL, 0, false);
+	KUNIT_ASSERT_EQ(test, register_kretprobes(kpk_rp_batch, 2), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+				kpk_rp_unregister_batch_action, NULL), 0);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 2),
+			kpk_model(kpkunit_target_a, 2));
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 3),
+			kpk_model(kpkunit_target_b, 3));
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_returns(1), 1);
+
+	kunit_release_action(test, kpk_rp_unregister_batch_action, NULL);
+	kpk_call(kpkunit_target_a, 2);
+	kpk_call(kpkunit_target_b, 3);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_returns(1), 1);
+}
+
+static struct kunit_case kpk_rp_cases[] = {
+	KUNIT_CASE(kpk_rtest_basic),
+	KUNIT_CASE(kpk_rtest_entry_data),
+	KUNIT_CASE(kpk_rtest_return_address),
+	KUNIT_CASE(kpk_rtest_maxactive),
+	KUNIT_CASE(kpk_rtest_recursion),
+	KUNIT_CASE(kpk_rtest_with_kprobe),
+	KUNIT_CASE(kpk_rtest_unregister_sleeping),
+	KUNIT_CASE(kpk_rtest_batch),
+	{}
+};
+
+static struct kunit_suite kpk_rp_suite = {
+	.name = "kretprobes_core",
+	.init = kpk_rp_init,
+	.exit = kpk_rp_exit,
+	.test_cases = kpk_rp_cases,
+};
+
+kunit_test_suites(&kpk_core_suite, &kpk_rp_suite);
+
+#else /* !CONFIG_KRETPROBES */
+
+kunit_test_suites(&kpk_core_suite);
+
+#endif /* CONFIG_KRETPROBES */
