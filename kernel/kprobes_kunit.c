@@ -34,7 +34,7 @@
 #include <linux/string.h>
 #include <asm/ibt.h>
 #include <asm/insn.h>
-#include <asm/linkage.h>
+#include <linux/linkage.h>
 #include <asm/nospec-branch.h>
 #include <asm/processor-flags.h>
 
@@ -1250,7 +1250,7 @@ static const struct kpk_insn_case kpk_insn_cases[] = {
 	KPK_CASE("popf", kpkunit_asm_flags, flg_popf, KPK_flg_after_popf),
 	KPK_CASE("add in a loop", kpkunit_asm_loop, loop_body, KPK_loop_insn,
 		 .hits = kpk_x),
-	/* The last pass through the loop falls through. */
+	/* On its last pass the loop goes on to the jrcxz. */
 	KPK_CASE("loop", kpkunit_asm_loop, loop_insn, KPK_loop_jrcxz,
 		 .hits = kpk_x),
 	KPK_CASE("jrcxz", kpkunit_asm_loop, loop_jrcxz, KPK_loop_end),

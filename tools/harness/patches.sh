@@ -67,7 +67,7 @@ while IFS='|' read -r subject paths; do
 	# Upstream files under an owned pattern that we do not ship go away.
 	while read -r pat; do
 		for f in $(cd "$work" && compgen -G "$pat" || true); do
-			[ -f "$top/$f" ] || rm -f "$work/$f"
+			[ -d "$work/$f" ] || [ -f "$top/$f" ] || rm -f "$work/$f"
 		done
 	done < <(owned_patterns | grep -E "^($(echo "$paths" | tr ' ' '\n' | grep -v '^patch:' | grep -v '^$' | paste -sd'|'))")
 	git -C "$work" add -A
