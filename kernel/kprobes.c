@@ -198,11 +198,18 @@ struct kp_slot_page {
 	kprobe_opcode_t		*base;
 	unsigned int		nr_used;
 	DECLARE_BITMAP(used, KP_SLOTS_PER_PAGE);
+	/* Freed, but a preempted task may still be inside: not reusable. */
+	DECLARE_BITMAP(dirty, KP_SLOTS_PER_PAGE);
+	/* Dirty slots whose RCU-tasks grace period is running. */
+	DECLARE_BITMAP(reaping, KP_SLOTS_PER_PAGE);
 	struct rcu_work		free_work;
 };
 
 static LIST_HEAD(kp_slot_pages);
 static DEFINE_MUTEX(kp_slot_mutex);
+
+static void kp_slot_reclaim(struct work_struct *work);
+static DECLARE_WORK(kp_slot_reclaim_work, kp_slot_reclaim);
 
 static struct kp_slot_page *kp_slot_page_new(void)
 {
@@ -259,13 +266,57 @@ out:
 	return slot;
 }
 
+/* Under kp_slot_mutex: the slot at index @i of @pg is free again. */
+static void kp_slot_put(struct kp_slot_page *pg, unsigned int i)
+{
+	WARN_ON(!__test_and_clear_bit(i, pg->used));
+	if (--pg->nr_used)
+		return;
+	list_del_rcu(&pg->list);
+	INIT_RCU_WORK(&pg->free_work, kp_slot_page_free);
+	queue_rcu_work(system_wq, &pg->free_work);
+}
+
+/*
+ * Dirty slots: code running there with interrupts on (a boosted copy) may
+ * have been preempted, and a preempted task only leaves once it runs
+ * again.  An RCU-tasks grace period waits for every such task.
+ */
+static void kp_slot_reclaim(struct work_struct *work)
+{
+	struct kp_slot_page *pg, *tmp;
+	unsigned int i;
+
+	/* Only what was dirty before the grace period began. */
+	mutex_lock(&kp_slot_mutex);
+	list_for_each_entry(pg, &kp_slot_pages, list) {
+		bitmap_or(pg->reaping, pg->reaping, pg->dirty,
+			  KP_SLOTS_PER_PAGE);
+		bitmap_zero(pg->dirty, KP_SLOTS_PER_PAGE);
+	}
+	mutex_unlock(&kp_slot_mutex);
+
+	synchronize_rcu_tasks();
+
+	mutex_lock(&kp_slot_mutex);
+	list_for_each_entry_safe(pg, tmp, &kp_slot_pages, list) {
+		for_each_set_bit(i, pg->reaping, KP_SLOTS_PER_PAGE) {
+			__clear_bit(i, pg->reaping);
+			kp_slot_put(pg, i);
+		}
+	}
+	mutex_unlock(&kp_slot_mutex);
+}
+
 /**
  * free_insn_slot() - give a slot back
  * @slot: from get_insn_slot()
- * @dirty: unused; the caller has already waited until no CPU runs the slot
+ * @dirty: a preempted task may still be running the slot's code; it is
+ *	reused only after an RCU-tasks grace period
  *
- * An emptied page is unmapped after a grace period, as is_kprobe_insn_slot()
- * may be looking at it.
+ * The caller has already waited until no CPU runs the slot with interrupts
+ * off.  An emptied page is unmapped after a grace period, as
+ * is_kprobe_insn_slot() may be looking at it.
  */
 void free_insn_slot(kprobe_opcode_t *slot, int dirty)
 {
@@ -277,12 +328,11 @@ void free_insn_slot(kprobe_opcode_t *slot, int dirty)
 		off = slot - pg->base;
 		if (slot < pg->base || off >= PAGE_SIZE)
 			continue;
-		WARN_ON(!__test_and_clear_bit(off / KPROBE_INSN_SLOT_SIZE,
-					      pg->used));
-		if (--pg->nr_used == 0) {
-			list_del_rcu(&pg->list);
-			INIT_RCU_WORK(&pg->free_work, kp_slot_page_free);
-			queue_rcu_work(system_wq, &pg->free_work);
+		if (dirty) {
+			__set_bit(off / KPROBE_INSN_SLOT_SIZE, pg->dirty);
+			schedule_work(&kp_slot_reclaim_work);
+		} else {
+			kp_slot_put(pg, off / KPROBE_INSN_SLOT_SIZE);
 		}
 		break;
 	}

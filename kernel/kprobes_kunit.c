@@ -1504,6 +1504,39 @@ static void kpk_test_concurrent(struct kunit *test)
 	kpk_unregister(test, p);
 }
 
+/*
+ * Boosting (x86): a plain instruction probed without a post handler runs
+ * its boosted copy and jumps back without a second trap; a post handler
+ * arriving on the same address sends hits back to single-stepping.
+ */
+static void kpk_test_boost(struct kunit *test)
+{
+	const struct kpk_insn_case *c = &kpk_insn_cases[1];	/* mov reg,reg */
+	unsigned long addr = kpk_point(c->point);
+	unsigned long off = addr - (unsigned long)c->owner;
+	struct kprobe *p, *q;
+	long x = 41;
+
+	KUNIT_ASSERT_STREQ(test, c->desc, "mov reg,reg");
+	p = kpk_probe(0, NULL, c->owner_name, off, false, 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+#ifdef CONFIG_X86
+	KUNIT_EXPECT_TRUE(test, p->site->arch.boost);
+#endif
+	atomic_set(&kpk_seen.pre[0], 0);
+	KUNIT_EXPECT_EQ(test, kpk_run(c->call, x), kpk_model(c->call, x));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+
+	q = kpk_probe(1, NULL, c->owner_name, off, true, 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, q), 0);
+	atomic_set(&kpk_seen.pre[0], 0);
+	atomic_set(&kpk_seen.post[1], 0);
+	KUNIT_EXPECT_EQ(test, kpk_run(c->call, x), kpk_model(c->call, x));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_post_hits(1), 1);
+	KUNIT_EXPECT_EQ(test, kpk_seen.post_ip[1], kpk_point(c->next));
+}
+
 static struct kunit_case kpk_core_cases[] = {
 	KUNIT_CASE(kpk_test_by_symbol),
 	KUNIT_CASE(kpk_test_by_addr),
@@ -1516,6 +1549,7 @@ static struct kunit_case kpk_core_cases[] = {
 	KUNIT_CASE(kpk_test_recursion),
 	KUNIT_CASE(kpk_test_asm_model),
 	KUNIT_CASE_PARAM(kpk_test_insn, kpk_insn_gen_params),
+	KUNIT_CASE(kpk_test_boost),
 	KUNIT_CASE(kpk_test_adjacent),
 	KUNIT_CASE(kpk_test_batch_error),
 	KUNIT_CASE(kpk_test_batch_many),

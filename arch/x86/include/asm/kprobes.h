@@ -6,7 +6,10 @@
  * A probe site is armed by replacing the first byte of its instruction with
  * int3.  On a hit the instruction either is emulated on the saved registers
  * or runs from an out-of-line slot that holds a copy of it followed by an
- * int3; that second int3 brings the CPU back to finish the probe.
+ * int3; that second int3 brings the CPU back to finish the probe.  Where the
+ * instruction allows, the slot also holds a boosted copy followed by a jump
+ * back to the probed code: with no post handler to run, the CPU leaves the
+ * trap straight for that copy and never traps a second time.
  */
 #ifndef _ASM_X86_KPROBES_H
 #define _ASM_X86_KPROBES_H
@@ -25,8 +28,13 @@
 
 typedef u8 kprobe_opcode_t;
 
-/* Longest instruction plus the int3 that ends the out-of-line run. */
-#define KPROBE_INSN_SLOT_SIZE	(MAX_INSN_SIZE + INT3_INSN_SIZE)
+/*
+ * A slot: the stepped copy (longest instruction, then int3) at offset 0,
+ * the boosted copy (instruction, then a jmp rel32 back) at KPROBE_BOOST_OFF.
+ */
+#define KPROBE_BOOST_OFF	(MAX_INSN_SIZE + INT3_INSN_SIZE)
+#define KPROBE_INSN_SLOT_SIZE	(KPROBE_BOOST_OFF + MAX_INSN_SIZE + \
+				 JMP32_INSN_SIZE)
 
 /* Slots are written with text_poke(), which keeps the caches coherent. */
 #define flush_insn_slot(p)	((void)(p))
@@ -74,6 +82,7 @@ struct arch_kprobe_site {
 	u8		op;		/* enum kprobe_x86_op */
 	u8		len;		/* length of the probed instruction */
 	u8		cond;		/* jcc condition / loop variant */
+	bool		boost;		/* the slot has a boosted copy */
 	kprobe_opcode_t	opcode;		/* original first byte */
 };
 

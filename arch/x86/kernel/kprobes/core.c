@@ -120,6 +120,15 @@ static void kp_hit(struct kprobe_site *s, struct pt_regs *regs,
 		__this_cpu_write(current_kprobe, NULL);
 		return;
 	}
+	if (s->arch.boost && !kprobe_site_has_post(s)) {
+		/*
+		 * Nothing left to do after the instruction: the boosted copy
+		 * runs as ordinary code and jumps back by itself.
+		 */
+		__this_cpu_write(current_kprobe, NULL);
+		regs->ip = (unsigned long)s->arch.slot + KPROBE_BOOST_OFF;
+		return;
+	}
 	kp_execute(s, regs, kcb, KPROBE_HIT_SS);
 }
 NOKPROBE_SYMBOL(kp_hit);

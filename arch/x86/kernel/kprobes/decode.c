@@ -17,6 +17,7 @@
  */
 #include <linux/kprobes.h>
 #include <linux/kallsyms.h>
+#include <linux/extable.h>
 #include <linux/ftrace.h>
 #include <linux/memory.h>
 #include <linux/perf_event.h>
@@ -307,47 +308,74 @@ static int kp_classify(unsigned long addr, const u8 *buf, struct insn *insn,
 	return 0;
 }
 
-/*
- * Turn @buf into what runs from @slot: the instruction with a rebased
- * RIP-relative displacement (memory-indirect branches turned into a push of
- * their target), then int3s to the end of the slot.
- */
-static int kp_build_copy(struct kprobe_site *s, kprobe_opcode_t *slot,
-			 u8 *buf, struct insn *insn)
+/* Copy the instruction to @dst (in the slot at @at), rebasing RIP operands. */
+static int kp_place_copy(struct kprobe_site *s, u8 *dst, unsigned long at,
+			 const u8 *buf, struct insn *insn)
 {
-	unsigned long addr = (unsigned long)s->addr;
-	u8 op = s->arch.op;
-
+	memcpy(dst, buf, insn->length);
 	if (insn_rip_relative(insn)) {
 		s64 disp = (s64)insn->displacement.value +
-			   (s64)(addr - (unsigned long)slot);
+			   (s64)((unsigned long)s->addr - at);
 		s32 disp32 = disp;
 
 		/* execmem keeps slots near the text, but make sure. */
 		if (disp32 != disp)
 			return -ERANGE;
-		memcpy(&buf[insn_offset_displacement(insn)], &disp32,
+		memcpy(&dst[insn_offset_displacement(insn)], &disp32,
 		       sizeof(disp32));
 	}
-	if (op == KPX_STEP_JMP_MEM || op == KPX_STEP_CALL_MEM) {
-		u8 *modrm = &buf[insn_offset_modrm(insn)];
+	if (s->arch.op == KPX_STEP_JMP_MEM || s->arch.op == KPX_STEP_CALL_MEM) {
+		u8 *modrm = &dst[insn_offset_modrm(insn)];
 
 		*modrm = (*modrm & ~0x38) | (KP_MODRM_PUSH << 3);
 	}
-	memset(&buf[insn->length], INT3_INSN_OPCODE,
-	       KPROBE_INSN_SLOT_SIZE - insn->length);
+	return 0;
+}
+
+/*
+ * Turn @buf into what runs from @slot: the stepped copy (memory-indirect
+ * branches turned into a push of their target) ending in int3 and, when
+ * boosting, the boosted copy ending in a jump back; int3s elsewhere.
+ */
+static int kp_build_copy(struct kprobe_site *s, kprobe_opcode_t *slot,
+			 u8 *out, const u8 *buf, struct insn *insn)
+{
+	unsigned long base = (unsigned long)slot;
+	unsigned long jmp_at = base + KPROBE_BOOST_OFF + insn->length;
+	s64 back = (s64)((unsigned long)s->addr + insn->length) -
+		   (s64)(jmp_at + JMP32_INSN_SIZE);
+	int ret;
+
+	memset(out, INT3_INSN_OPCODE, KPROBE_INSN_SLOT_SIZE);
+	ret = kp_place_copy(s, out, base, buf, insn);
+	if (ret)
+		return ret;
+	if (back != (s32)back)
+		s->arch.boost = false;	/* the jump back cannot reach */
+	if (!s->arch.boost)
+		return 0;
+
+	ret = kp_place_copy(s, out + KPROBE_BOOST_OFF, base + KPROBE_BOOST_OFF,
+			    buf, insn);
+	if (ret)
+		return ret;
+	memcpy(out + KPROBE_BOOST_OFF + insn->length,
+	       text_gen_insn(JMP32_INSN_OPCODE, (void *)jmp_at,
+			     s->addr + insn->length),
+	       JMP32_INSN_SIZE);
 	return 0;
 }
 
 static int kp_fill_slot(struct kprobe_site *s, u8 *buf, struct insn *insn)
 {
 	kprobe_opcode_t *slot = get_insn_slot();
+	u8 out[KPROBE_INSN_SLOT_SIZE];
 	int ret;
 
 	if (!slot)
 		return -ENOMEM;
 
-	ret = kp_build_copy(s, slot, buf, insn);
+	ret = kp_build_copy(s, slot, out, buf, insn);
 	if (ret) {
 		free_insn_slot(slot, 0);
 		return ret;
@@ -355,10 +383,10 @@ static int kp_fill_slot(struct kprobe_site *s, u8 *buf, struct insn *insn)
 
 	/* Slot pages are read-only and executable: patch them as text. */
 	mutex_lock(&text_mutex);
-	text_poke(slot, buf, KPROBE_INSN_SLOT_SIZE);
+	text_poke(slot, out, KPROBE_INSN_SLOT_SIZE);
 	text_poke_sync();
 	mutex_unlock(&text_mutex);
-	perf_event_text_poke(slot, NULL, 0, buf, KPROBE_INSN_SLOT_SIZE);
+	perf_event_text_poke(slot, NULL, 0, out, KPROBE_INSN_SLOT_SIZE);
 
 	s->arch.slot = slot;
 	return 0;
@@ -384,6 +412,24 @@ static int kp_analyse(struct kprobe_site *s, u8 *buf, struct insn *insn)
 	return kp_classify(addr, buf, insn, &s->arch);
 }
 
+/*
+ * May the copy run with interrupts on and leave by a jump?  Only a plain
+ * copy (no fixup afterwards), and nothing the exception tables know: a
+ * fault there would be looked up at the slot's address and not found.
+ */
+static bool kp_can_boost(struct kprobe_site *s, struct insn *insn)
+{
+	unsigned long addr = (unsigned long)s->addr;
+	int i;
+
+	if (s->arch.op != KPX_STEP)
+		return false;
+	for (i = 0; i < insn->length; i++)
+		if (search_exception_tables(addr + i))
+			return false;
+	return true;
+}
+
 int arch_prepare_kprobe_site(struct kprobe_site *s)
 {
 	u8 buf[KPROBE_INSN_SLOT_SIZE];
@@ -403,15 +449,17 @@ int arch_prepare_kprobe_site(struct kprobe_site *s)
 	if (ret)
 		return ret;
 
-	if (kprobe_x86_op_steps(s->arch.op))
-		ret = kp_fill_slot(s, buf, &insn);
-	return ret;
+	if (!kprobe_x86_op_steps(s->arch.op))
+		return 0;
+	s->arch.boost = kp_can_boost(s, &insn);
+	return kp_fill_slot(s, buf, &insn);
 }
 
 void arch_release_kprobe_site(struct kprobe_site *s)
 {
 	if (s->arch.slot) {
-		free_insn_slot(s->arch.slot, 0);
+		/* A task may be preempted inside a boosted copy: "dirty". */
+		free_insn_slot(s->arch.slot, s->arch.boost);
 		s->arch.slot = NULL;
 	}
 }
