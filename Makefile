@@ -5,6 +5,7 @@
 #   make test       build, boot once, run every test, print "N passed, N failed, N skipped"
 #   make stock      build the pristine upstream kernel with the same config
 #   make test-stock run the same guest tests on the stock kernel
+#   make compare    boot both, upstream's ftrace kprobe selftests stock vs ours side by side
 #   make patches    the work as a git format-patch series against upstream
 #   make check-patches  apply the series to a pristine tree, build and checkpatch each patch
 #   make bench      probe hit and registration cost, ours against stock (build/bench)
@@ -20,7 +21,7 @@ EXTRA ?=
 INTERACTIVE ?=
 H := tools/harness
 
-.PHONY: all deps prepare kernel initramfs run test stock test-stock \
+.PHONY: all deps prepare kernel initramfs run test stock test-stock compare \
 	patches check-patches bench clean distclean
 
 all: kernel
@@ -56,6 +57,13 @@ stock: deps
 test-stock: stock
 	@$(H)/boot.sh $(STOCK_B) test $(STOCK_B)/test.log
 	@$(H)/summarize.py $(STOCK_B)/test.log
+
+# Both kernels boot the same guest and run only its ftracetest script; the
+# cases are compared (fails when ours does not pass a case stock passes).
+compare: initramfs stock
+	@KP_CMDLINE="kp.tests=70" $(H)/boot.sh $(B) test $(B)/compare.log
+	@KP_CMDLINE="kp.tests=70" $(H)/boot.sh $(STOCK_B) test $(STOCK_B)/compare.log
+	@$(H)/compare.py $(STOCK_B)/compare.log $(B)/compare.log
 
 patches: deps
 	@$(H)/patches.sh build/patches

@@ -1,6 +1,8 @@
 #!/bin/bash
-# Build the kernel in BUILD_DIR/linux, then the out-of-tree modules: our test
-# modules and, when given, the user's EXTRA directory.
+# Build the kernel in BUILD_DIR/linux, then the out-of-tree modules (our test
+# modules and, when given, the user's EXTRA directory), install the kernel's
+# modules under BUILD_DIR/oot/modroot and build the static guest programs
+# (BUILD_DIR/oot/bin).
 #
 #   build.sh BUILD_DIR [EXTRA_DIR]
 set -euo pipefail
@@ -29,6 +31,17 @@ build_oot() {
 
 rm -rf "$bdir/oot"
 build_oot "$top/tools/testing/kprobes/modules" "$bdir/oot/kptest"
+
+# The kernel's own modules under lib/modules/<release>, with modules.dep,
+# for modprobe in the guest (ftracetest's kprobe_module.tc modprobes the
+# trace-printk sample).
+say "installing the kernel's modules in $bdir/oot/modroot"
+make -C "$tree" -s INSTALL_MOD_PATH="$bdir/oot/modroot" modules_install >/dev/null
+
+# Static user-space test programs for the guest (no libc there).
+mkdir -p "$bdir/oot/bin"
+say "building tools/testing/kprobes/perf/kprobe_perf (static)"
+gcc -static -O2 -Wall -o "$bdir/oot/bin/kprobe_perf" "$top/tools/testing/kprobes/perf/kprobe_perf.c"
 if [ -n "$extra" ]; then
 	build_oot "$(cd "$extra" && pwd)" "$bdir/oot/extra"
 fi

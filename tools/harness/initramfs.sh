@@ -1,6 +1,8 @@
 #!/bin/bash
 # Pack the guest's initramfs: busybox, bash, our init and shell tests, the
-# kprobes sample modules, our test modules and the user's EXTRA modules.
+# kprobes sample modules, our test modules, the static test programs, the
+# kernel's modules (/lib/modules), upstream's ftrace selftests
+# (/kptest/ftrace) and the user's EXTRA modules.
 #
 #   initramfs.sh BUILD_DIR [EXTRA_DIR]
 set -euo pipefail
@@ -14,6 +16,22 @@ tree=$bdir/linux
 guest=$top/tools/harness/guest
 tests=$top/tools/testing/kprobes/guest
 list=$bdir/initramfs.list
+
+# tree_entries SRC DST: gen_init_cpio lines for the directories and regular
+# files under SRC, placed at DST, keeping the executable bits.
+tree_entries() {
+	local src=$1 dst=$2 rel mode
+	[ -d "$src" ] || return 0
+	echo "dir $dst 755 0 0"
+	(cd "$src" && find . -mindepth 1 \( -type d -o -type f \) -printf '%y %m %P\n' | LC_ALL=C sort -k3) |
+	while read -r type mode rel; do
+		if [ "$type" = d ]; then
+			echo "dir $dst/$rel 755 0 0"
+		else
+			echo "file $dst/$rel $src/$rel $mode 0 0"
+		fi
+	done
+}
 
 {
 	for d in /dev /proc /sys /tmp /bin /sbin /usr /usr/bin /usr/sbin /root \
@@ -32,6 +50,16 @@ list=$bdir/initramfs.list
 	for f in "$tree"/samples/kprobes/*.ko "$bdir"/oot/kptest/*.ko; do
 		[ -f "$f" ] && echo "file /kptest/modules/${f##*/} $f 644 0 0"
 	done
+	# Static test programs (kprobe_perf).
+	echo "dir /kptest/bin 755 0 0"
+	for f in "$bdir"/oot/bin/*; do
+		[ -f "$f" ] && echo "file /kptest/bin/${f##*/} $f 755 0 0"
+	done
+	# The kernel's modules and modules.dep, for modprobe (no symlinks:
+	# lib/modules/<release>/build points back at the tree).
+	tree_entries "$bdir/oot/modroot/lib" /lib
+	# Upstream's ftrace selftests, pristine from the tree, for ftracetest.
+	tree_entries "$tree/tools/testing/selftests/ftrace" /kptest/ftrace
 	if [ -n "$extra" ]; then
 		[ -f "$extra/run.sh" ] || die "$extra/run.sh missing"
 		echo "file /extra/run.sh $(cd "$extra" && pwd)/run.sh 755 0 0"

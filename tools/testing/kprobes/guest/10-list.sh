@@ -48,6 +48,14 @@ if check "insmod kp_probe.ko sym=kernel_clone" probe_load sym=kernel_clone; then
 	fi
 	check "an enabled kprobe has no [GONE]/[DISABLED] tag" \
 		test -z "$(echo "$line" | grep -F -e '[GONE]' -e '[DISABLED]')"
+	# With the function tracer, a function's entry is ftrace's call site.
+	if [ -e /sys/kernel/tracing/available_filter_functions ] &&
+	   grep -q '^kernel_clone$' /sys/kernel/tracing/available_filter_functions; then
+		check "a probe on an ftrace call site is [FTRACE]" \
+			test -n "$(echo "$line" | grep -F '[FTRACE]')"
+	else
+		skip "a probe on an ftrace call site is [FTRACE]" "no function tracer"
+	fi
 	d=$(delta_forks hits 3)
 	check "kprobe pre_handler runs on fork (3 forks, $d hits)" ge "$d" 3
 	d=$(delta_forks post_hits 3)

@@ -57,6 +57,8 @@ if check "insmod kp_target.ko" load kp_target; then
 		diag "list: $line"
 		check "list shows kp_target_asm+0x6" \
 			test "$(echo "$line" | awk '{ print $3 }')" = kp_target_asm+0x6 || show_list
+		check "a breakpoint probe (not an ftrace site) is not [FTRACE]" \
+			test -z "$(echo "$line" | grep -F '[FTRACE]')"
 		d=$(delta_calls hits 3)
 		check "kprobe on kp_target_asm+6 fires (3 calls, $d hits)" test "$d" = 3
 		d=$(delta_calls post_hits 3)
