@@ -1964,6 +1964,46 @@ static void kpk_rtest_batch(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_returns(1), 1);
 }
 
+#define KPK_RP_CALLS	3000
+
+/*
+ * Both CPUs run a return-probed function at once: every call is followed,
+ * every return handled once, each with its own private data.
+ */
+static void kpk_rtest_two_cpus(struct kunit *test)
+{
+	struct kretprobe *rp = kpk_rprobe(0, kpkunit_target_c,
+					  "kpkunit_target_c", 0, true);
+	unsigned long calls = 0, bad = 0;
+	int cpu[2], i, err = 0;
+	bool joined;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two online CPUs");
+	cpu[0] = cpumask_first(cpu_online_mask);
+	cpu[1] = cpumask_next(cpu[0], cpu_online_mask);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+				kpk_workers_action, NULL), 0);
+	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
+
+	for (i = 0; i < 2 && !err; i++)
+		err = kpk_worker_start(&kpk_workers[i], kpkunit_target_c,
+				       i << 20, KPK_RP_CALLS, cpu[i]);
+	joined = kpk_join_all();
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker threads did not finish");
+	for (i = 0; i < 2; i++) {
+		calls += kpk_workers[i].calls;
+		bad += kpk_workers[i].bad;
+	}
+	KUNIT_EXPECT_EQ(test, calls, 2UL * KPK_RP_CALLS);
+	KUNIT_EXPECT_EQ(test, bad, 0UL);
+	KUNIT_EXPECT_EQ(test, (unsigned long)kpk_returns(0), calls);
+	KUNIT_EXPECT_EQ(test, (unsigned long)atomic_read(&kpk_rs.entries[0]),
+			calls);
+	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
+}
+
 static struct kunit_case kpk_rp_cases[] = {
 	KUNIT_CASE(kpk_rtest_basic),
 	KUNIT_CASE(kpk_rtest_entry_data),
@@ -1973,6 +2013,7 @@ static struct kunit_case kpk_rp_cases[] = {
 	KUNIT_CASE(kpk_rtest_with_kprobe),
 	KUNIT_CASE(kpk_rtest_unregister_sleeping),
 	KUNIT_CASE(kpk_rtest_batch),
+	KUNIT_CASE_SLOW(kpk_rtest_two_cpus),
 	{}
 };
 
