@@ -23,7 +23,8 @@ fail() {
 
 # The kprobes (kind k) on $sym at offset 0 in the list, whoever owns them.
 show_probes() {
-	awk -v sym="$sym" '$2 == "k" && ($3 == sym "+0x0" || $3 == sym)' "$list"
+	# (+0x4 when the function starts with an endbr64: the probe goes after it)
+	awk -v sym="$sym" '$2 == "k" && ($3 == sym "+0x0" || $3 == sym "+0x4" || $3 == sym)' "$list"
 }
 
 count_probes() {
