@@ -1537,6 +1537,52 @@ static void kpk_test_boost(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_seen.post_ip[1], kpk_point(c->next));
 }
 
+/*
+ * With the function tracer, a function's entry is ftrace's call site: a
+ * probe there is [FTRACE] and looks to its handlers like a breakpoint probe
+ * (kpk_pre checks regs->ip); a probe on the next instruction of the same
+ * function is a breakpoint.  Both fire once per call, each can be disabled
+ * on its own.
+ */
+static void kpk_test_ftrace(struct kunit *test)
+{
+	unsigned long next;
+	struct kprobe *p, *q;
+	long x = 7;
+
+	p = kpk_probe(0, NULL, "kpkunit_target_a", 0, true, 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	if (ftrace_location((unsigned long)p->addr) != (unsigned long)p->addr)
+		kunit_skip(test, "no ftrace call site at the entry");
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(p));
+
+	next = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
+	q = kpk_probe(1, (void *)next, NULL, 0, true, 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, q), 0);
+	KUNIT_EXPECT_FALSE(test, kprobe_ftrace(q));
+
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, x),
+			kpk_model(kpkunit_target_a, x));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(1), 1);
+	KUNIT_EXPECT_EQ(test, kpk_post_hits(1), 1);
+	KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], (unsigned long)x);
+	KUNIT_EXPECT_EQ(test, kpk_seen.post_ip[0], next);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpk_seen.bad_ip), 0);
+
+	KUNIT_ASSERT_EQ(test, disable_kprobe(p), 0);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, x),
+			kpk_model(kpkunit_target_a, x));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(1), 2);
+	KUNIT_ASSERT_EQ(test, enable_kprobe(p), 0);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, x),
+			kpk_model(kpkunit_target_a, x));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 2);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(1), 3);
+}
+
 static struct kunit_case kpk_core_cases[] = {
 	KUNIT_CASE(kpk_test_by_symbol),
 	KUNIT_CASE(kpk_test_by_addr),
@@ -1550,6 +1596,7 @@ static struct kunit_case kpk_core_cases[] = {
 	KUNIT_CASE(kpk_test_asm_model),
 	KUNIT_CASE_PARAM(kpk_test_insn, kpk_insn_gen_params),
 	KUNIT_CASE(kpk_test_boost),
+	KUNIT_CASE(kpk_test_ftrace),
 	KUNIT_CASE(kpk_test_adjacent),
 	KUNIT_CASE(kpk_test_batch_error),
 	KUNIT_CASE(kpk_test_batch_many),
