@@ -87,12 +87,6 @@ struct kprobe_site *kprobe_site_lookup(unsigned long addr)
 }
 NOKPROBE_SYMBOL(kprobe_site_lookup);
 
-static nokprobe_inline void kp_count_hit(struct kprobe *p)
-{
-	if (p->nhit)
-		this_cpu_inc(*p->nhit);
-}
-
 /**
  * kprobe_site_pre() - run the pre handlers of a site that was hit
  * @s: the site
@@ -110,7 +104,8 @@ int kprobe_site_pre(struct kprobe_site *s, struct pt_regs *regs)
 	list_for_each_entry_rcu(p, &s->probes, list) {
 		if (kprobe_disabled(p))
 			continue;
-		kp_count_hit(p);
+		/* Set before the probe is listed, freed after it is gone. */
+		this_cpu_inc(*p->nhit);
 		__this_cpu_write(current_kprobe, p);
 		if (p->pre_handler && p->pre_handler(p, regs))
 			return 1;
@@ -1276,7 +1271,7 @@ NOKPROBE_SYMBOL(kp_next_real);
  * kretprobe_find_ret_addr() - the real return address behind a trampoline
  * @tsk: the task whose stack is being walked (current, or not running)
  * @fp: the stack slot that holds the trampoline's address
- * @cur: the walker's cursor, NULL at the start of a walk
+ * @cur: the walker's cursor; set to the instance found, not needed to search
  *
  * Return: the address, or 0 when no pending return of @tsk is at @fp.
  */
@@ -1285,23 +1280,13 @@ unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
 {
 	struct llist_node *n;
 
-	/* Walks go from the innermost frame outwards, as the list does. */
-	n = *cur ? *cur : tsk->kretprobe_instances.first;
-	for (; n; n = n->next) {
-		struct llist_node *real = kp_next_real(n);
-
-		if (!real)
-			break;
-		if (kp_ri(real)->fp == fp) {
-			*cur = real;
-			return (unsigned long)kp_ri(real)->ret_addr;
+	/* Pending returns are few: search from the newest every time. */
+	for (n = kp_next_real(tsk->kretprobe_instances.first); n;
+	     n = kp_next_real(n->next)) {
+		if (kp_ri(n)->fp == fp) {
+			*cur = n;
+			return (unsigned long)kp_ri(n)->ret_addr;
 		}
-		n = real;
-	}
-	/* The cursor can be past @fp when a walk looks twice; start over. */
-	if (*cur) {
-		*cur = NULL;
-		return kretprobe_find_ret_addr(tsk, fp, cur);
 	}
 	return 0;
 }
@@ -1795,8 +1780,6 @@ static unsigned long kp_sum_hits(struct kprobe *p)
 	unsigned long sum = 0;
 	int cpu;
 
-	if (!p->nhit)
-		return 0;
 	for_each_possible_cpu(cpu)
 		sum += *per_cpu_ptr(p->nhit, cpu);
 	return sum;

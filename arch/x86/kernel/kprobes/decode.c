@@ -417,17 +417,12 @@ static int kp_analyse(struct kprobe_site *s, u8 *buf, struct insn *insn)
  * copy (no fixup afterwards), and nothing the exception tables know: a
  * fault there would be looked up at the slot's address and not found.
  */
-static bool kp_can_boost(struct kprobe_site *s, struct insn *insn)
+static bool kp_can_boost(struct kprobe_site *s)
 {
-	unsigned long addr = (unsigned long)s->addr;
-	int i;
-
 	if (s->arch.op != KPX_STEP)
 		return false;
-	for (i = 0; i < insn->length; i++)
-		if (search_exception_tables(addr + i))
-			return false;
-	return true;
+	/* Exception-table entries are keyed by the instruction's address. */
+	return !search_exception_tables((unsigned long)s->addr);
 }
 
 int arch_prepare_kprobe_site(struct kprobe_site *s)
@@ -451,7 +446,7 @@ int arch_prepare_kprobe_site(struct kprobe_site *s)
 
 	if (!kprobe_x86_op_steps(s->arch.op))
 		return 0;
-	s->arch.boost = kp_can_boost(s, &insn);
+	s->arch.boost = kp_can_boost(s);
 	return kp_fill_slot(s, buf, &insn);
 }
 
