@@ -43,10 +43,10 @@
 #include <linux/workqueue.h>
 #include <asm/sections.h>
 
-#define KP_HASH_BITS	8
+#include "kprobes_internal.h"
 
-static DEFINE_MUTEX(kprobe_mutex);
-static struct hlist_head kp_sites[1 << KP_HASH_BITS];
+DEFINE_MUTEX(kprobe_mutex);
+struct hlist_head kprobe_sites[1 << KP_HASH_BITS];
 static bool kprobes_all_disarmed;		/* debugfs "enabled" is 0 */
 static bool kprobes_ready;			/* init_kprobes() has run */
 
@@ -61,7 +61,7 @@ static struct kprobe kprobe_busy = {
 
 static struct hlist_head *kp_bucket(const void *addr)
 {
-	return &kp_sites[hash_ptr(addr, KP_HASH_BITS)];
+	return &kprobe_sites[hash_ptr(addr, KP_HASH_BITS)];
 }
 
 /* ------------------------------------------------------------------ */
@@ -181,15 +181,25 @@ NOKPROBE_SYMBOL(kprobe_busy_end);
 
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
 
+/* Every cache's slots are at least this big; it sizes the page bitmaps. */
 #define KP_SLOTS_PER_PAGE	(PAGE_SIZE / KPROBE_INSN_SLOT_SIZE)
 
 /*
- * A page of slots, allocated near the kernel text (so RIP-relative
- * operands reach) and mapped read-only and executable; the architecture
- * writes slots with its text patching.  Listed in /proc/kallsyms.
+ * Slots of one size: out-of-line copies, or (with jump optimization)
+ * detour buffers.  Pages are allocated near the kernel text (so that
+ * RIP-relative operands and rel32 jumps reach) and mapped read-only and
+ * executable; the architecture writes slots with its text patching.  Each
+ * page is listed in /proc/kallsyms under the cache's name.
  */
+struct kp_slot_cache {
+	const char		*name;
+	unsigned int		size;
+	struct list_head	pages;		/* RCU */
+	struct work_struct	reclaim;
+};
+
 struct kp_slot_page {
-	struct list_head	list;		/* kp_slot_pages, RCU */
+	struct list_head	list;		/* kp_slot_cache.pages */
 	kprobe_opcode_t		*base;
 	unsigned int		nr_used;
 	DECLARE_BITMAP(used, KP_SLOTS_PER_PAGE);
@@ -200,13 +210,39 @@ struct kp_slot_page {
 	struct rcu_work		free_work;
 };
 
-static LIST_HEAD(kp_slot_pages);
+/* One lock for all caches: slots are taken and given back rarely. */
 static DEFINE_MUTEX(kp_slot_mutex);
 
 static void kp_slot_reclaim(struct work_struct *work);
-static DECLARE_WORK(kp_slot_reclaim_work, kp_slot_reclaim);
 
-static struct kp_slot_page *kp_slot_page_new(void)
+#define KP_SLOT_CACHE(var, sym, sz)					\
+	struct kp_slot_cache var = {					\
+		.name = sym,						\
+		.size = sz,						\
+		.pages = LIST_HEAD_INIT(var.pages),			\
+		.reclaim = __WORK_INITIALIZER(var.reclaim, kp_slot_reclaim), \
+	}
+
+static KP_SLOT_CACHE(kp_insn_slots, "kprobe_insn_page", KPROBE_INSN_SLOT_SIZE);
+#ifdef CONFIG_OPTPROBES
+static_assert(KPROBE_OPTINSN_SLOT_SIZE >= KPROBE_INSN_SLOT_SIZE);
+static KP_SLOT_CACHE(kp_optinsn_slots, "kprobe_optinsn_page",
+		     KPROBE_OPTINSN_SLOT_SIZE);
+#endif
+
+static struct kp_slot_cache *const kp_slot_caches[] = {
+	&kp_insn_slots,
+#ifdef CONFIG_OPTPROBES
+	&kp_optinsn_slots,
+#endif
+};
+
+static unsigned int kp_slots_per_page(struct kp_slot_cache *c)
+{
+	return PAGE_SIZE / c->size;
+}
+
+static struct kp_slot_page *kp_slot_page_new(struct kp_slot_cache *c)
 {
 	struct kp_slot_page *pg = kzalloc(sizeof(*pg), GFP_KERNEL);
 
@@ -220,7 +256,7 @@ static struct kp_slot_page *kp_slot_page_new(void)
 	/* Anything that jumps into an unused slot traps. */
 	memset(pg->base, INT3_INSN_OPCODE, PAGE_SIZE);
 	set_memory_rox((unsigned long)pg->base, 1);
-	list_add_rcu(&pg->list, &kp_slot_pages);
+	list_add_rcu(&pg->list, &c->pages);
 	return pg;
 }
 
@@ -233,29 +269,24 @@ static void kp_slot_page_free(struct work_struct *work)
 	kfree(pg);
 }
 
-/**
- * get_insn_slot() - take a slot for an out-of-line copy
- *
- * Return: the slot (its bytes are int3 until written), or NULL.
- */
-kprobe_opcode_t *get_insn_slot(void)
+static kprobe_opcode_t *kp_slot_get(struct kp_slot_cache *c)
 {
-	struct kp_slot_page *pg;
+	unsigned int i, n = kp_slots_per_page(c);
 	kprobe_opcode_t *slot = NULL;
-	unsigned int i;
+	struct kp_slot_page *pg;
 
 	mutex_lock(&kp_slot_mutex);
-	list_for_each_entry(pg, &kp_slot_pages, list)
-		if (pg->nr_used < KP_SLOTS_PER_PAGE)
+	list_for_each_entry(pg, &c->pages, list)
+		if (pg->nr_used < n)
 			goto found;
-	pg = kp_slot_page_new();
+	pg = kp_slot_page_new(c);
 	if (!pg)
 		goto out;
 found:
-	i = find_first_zero_bit(pg->used, KP_SLOTS_PER_PAGE);
+	i = find_first_zero_bit(pg->used, n);
 	__set_bit(i, pg->used);
 	pg->nr_used++;
-	slot = pg->base + i * KPROBE_INSN_SLOT_SIZE;
+	slot = pg->base + i * c->size;
 out:
 	mutex_unlock(&kp_slot_mutex);
 	return slot;
@@ -273,34 +304,86 @@ static void kp_slot_put(struct kp_slot_page *pg, unsigned int i)
 }
 
 /*
- * Dirty slots: code running there with interrupts on (a boosted copy) may
- * have been preempted, and a preempted task only leaves once it runs
- * again.  An RCU-tasks grace period waits for every such task.
+ * Dirty slots: code running there with interrupts on (a boosted copy, a
+ * detour buffer) may have been preempted, and a preempted task only leaves
+ * once it runs again.  An RCU-tasks grace period waits for every such task.
  */
 static void kp_slot_reclaim(struct work_struct *work)
 {
+	struct kp_slot_cache *c = container_of(work, struct kp_slot_cache,
+					       reclaim);
+	unsigned int i, n = kp_slots_per_page(c);
 	struct kp_slot_page *pg, *tmp;
-	unsigned int i;
 
 	/* Only what was dirty before the grace period began. */
 	mutex_lock(&kp_slot_mutex);
-	list_for_each_entry(pg, &kp_slot_pages, list) {
-		bitmap_or(pg->reaping, pg->reaping, pg->dirty,
-			  KP_SLOTS_PER_PAGE);
-		bitmap_zero(pg->dirty, KP_SLOTS_PER_PAGE);
+	list_for_each_entry(pg, &c->pages, list) {
+		bitmap_or(pg->reaping, pg->reaping, pg->dirty, n);
+		bitmap_zero(pg->dirty, n);
 	}
 	mutex_unlock(&kp_slot_mutex);
 
 	synchronize_rcu_tasks();
 
 	mutex_lock(&kp_slot_mutex);
-	list_for_each_entry_safe(pg, tmp, &kp_slot_pages, list) {
-		for_each_set_bit(i, pg->reaping, KP_SLOTS_PER_PAGE) {
+	list_for_each_entry_safe(pg, tmp, &c->pages, list) {
+		for_each_set_bit(i, pg->reaping, n) {
 			__clear_bit(i, pg->reaping);
 			kp_slot_put(pg, i);
 		}
 	}
 	mutex_unlock(&kp_slot_mutex);
+}
+
+static void kp_slot_free(struct kp_slot_cache *c, kprobe_opcode_t *slot,
+			 int dirty)
+{
+	struct kp_slot_page *pg;
+	unsigned long off;
+
+	mutex_lock(&kp_slot_mutex);
+	list_for_each_entry(pg, &c->pages, list) {
+		off = slot - pg->base;
+		if (slot < pg->base || off >= PAGE_SIZE)
+			continue;
+		if (dirty) {
+			__set_bit(off / c->size, pg->dirty);
+			schedule_work(&c->reclaim);
+		} else {
+			kp_slot_put(pg, off / c->size);
+		}
+		break;
+	}
+	mutex_unlock(&kp_slot_mutex);
+}
+
+/* Safe in any context; the unwinders and kernel_text_address() use it. */
+static bool kp_slot_owns(struct kp_slot_cache *c, unsigned long addr)
+{
+	struct kp_slot_page *pg;
+	bool ret = false;
+
+	rcu_read_lock_sched_notrace();
+	list_for_each_entry_rcu(pg, &c->pages, list) {
+		if (addr >= (unsigned long)pg->base &&
+		    addr < (unsigned long)pg->base + PAGE_SIZE) {
+			ret = true;
+			break;
+		}
+	}
+	rcu_read_unlock_sched_notrace();
+	return ret;
+}
+NOKPROBE_SYMBOL(kp_slot_owns);
+
+/**
+ * get_insn_slot() - take a slot for an out-of-line copy
+ *
+ * Return: the slot (its bytes are int3 until written), or NULL.
+ */
+kprobe_opcode_t *get_insn_slot(void)
+{
+	return kp_slot_get(&kp_insn_slots);
 }
 
 /**
@@ -315,48 +398,54 @@ static void kp_slot_reclaim(struct work_struct *work)
  */
 void free_insn_slot(kprobe_opcode_t *slot, int dirty)
 {
-	struct kp_slot_page *pg;
-	unsigned long off;
-
-	mutex_lock(&kp_slot_mutex);
-	list_for_each_entry(pg, &kp_slot_pages, list) {
-		off = slot - pg->base;
-		if (slot < pg->base || off >= PAGE_SIZE)
-			continue;
-		if (dirty) {
-			__set_bit(off / KPROBE_INSN_SLOT_SIZE, pg->dirty);
-			schedule_work(&kp_slot_reclaim_work);
-		} else {
-			kp_slot_put(pg, off / KPROBE_INSN_SLOT_SIZE);
-		}
-		break;
-	}
-	mutex_unlock(&kp_slot_mutex);
+	kp_slot_free(&kp_insn_slots, slot, dirty);
 }
 
 /**
- * is_kprobe_insn_slot() - is an address inside one of our slot pages?
+ * is_kprobe_insn_slot() - is an address inside a page of out-of-line copies?
  * @addr: any address
  *
- * Safe in any context; the unwinders and kernel_text_address() use it.
+ * Return: true if so.  Safe in any context.
  */
 bool is_kprobe_insn_slot(unsigned long addr)
 {
-	struct kp_slot_page *pg;
-	bool ret = false;
-
-	rcu_read_lock_sched_notrace();
-	list_for_each_entry_rcu(pg, &kp_slot_pages, list) {
-		if (addr >= (unsigned long)pg->base &&
-		    addr < (unsigned long)pg->base + PAGE_SIZE) {
-			ret = true;
-			break;
-		}
-	}
-	rcu_read_unlock_sched_notrace();
-	return ret;
+	return kp_slot_owns(&kp_insn_slots, addr);
 }
 NOKPROBE_SYMBOL(is_kprobe_insn_slot);
+
+#ifdef CONFIG_OPTPROBES
+/**
+ * get_optinsn_slot() - take a slot for a detour buffer
+ *
+ * Return: the slot (KPROBE_OPTINSN_SLOT_SIZE bytes of int3), or NULL.
+ */
+kprobe_opcode_t *get_optinsn_slot(void)
+{
+	return kp_slot_get(&kp_optinsn_slots);
+}
+
+/**
+ * free_optinsn_slot() - give a detour buffer back
+ * @slot: from get_optinsn_slot()
+ * @dirty: as for free_insn_slot()
+ */
+void free_optinsn_slot(kprobe_opcode_t *slot, int dirty)
+{
+	kp_slot_free(&kp_optinsn_slots, slot, dirty);
+}
+
+/**
+ * is_kprobe_optinsn_slot() - is an address inside a page of detour buffers?
+ * @addr: any address
+ *
+ * Return: true if so.  Safe in any context.
+ */
+bool is_kprobe_optinsn_slot(unsigned long addr)
+{
+	return kp_slot_owns(&kp_optinsn_slots, addr);
+}
+NOKPROBE_SYMBOL(is_kprobe_optinsn_slot);
+#endif
 
 /**
  * kprobe_get_kallsym() - describe the @symnum'th slot page for kallsyms
@@ -371,18 +460,21 @@ int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
 		       char *sym)
 {
 	struct kp_slot_page *pg;
-	int ret = -ERANGE;
+	int i, ret = -ERANGE;
 
 	mutex_lock(&kp_slot_mutex);
-	list_for_each_entry(pg, &kp_slot_pages, list) {
-		if (symnum--)
-			continue;
-		*value = (unsigned long)pg->base;
-		*type = 't';
-		strscpy(sym, "kprobe_insn_page", KSYM_NAME_LEN);
-		ret = 0;
-		break;
+	for (i = 0; i < ARRAY_SIZE(kp_slot_caches); i++) {
+		list_for_each_entry(pg, &kp_slot_caches[i]->pages, list) {
+			if (symnum--)
+				continue;
+			*value = (unsigned long)pg->base;
+			*type = 't';
+			strscpy(sym, kp_slot_caches[i]->name, KSYM_NAME_LEN);
+			ret = 0;
+			goto out;
+		}
 	}
+out:
 	mutex_unlock(&kp_slot_mutex);
 	return ret;
 }
@@ -765,16 +857,20 @@ static int kp_site_sync(struct kprobe_site *s)
 	int ret = 0;
 
 	lockdep_assert_held(&kprobe_mutex);
-	if (want == s->armed)
-		return 0;
-	if (s->ftrace)
-		ret = want ? kp_ftrace_arm(s) : kp_ftrace_disarm(s);
-	else if (want)
-		arch_arm_kprobe_site(s);
-	else
-		arch_disarm_kprobe_site(s);
-	if (!ret)
-		s->armed = want;
+	if (want != s->armed) {
+		if (s->ftrace) {
+			ret = want ? kp_ftrace_arm(s) : kp_ftrace_disarm(s);
+		} else if (want) {
+			arch_arm_kprobe_site(s);
+		} else {
+			/* The jump sits in front of the breakpoint. */
+			kprobe_opt_stop(s);
+			arch_disarm_kprobe_site(s);
+		}
+		if (!ret)
+			s->armed = want;
+	}
+	kprobe_opt_sync(s);
 	return ret;
 }
 
@@ -786,6 +882,7 @@ static struct kprobe_site *kp_site_new(kprobe_opcode_t *addr)
 	if (!s)
 		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&s->probes);
+	INIT_LIST_HEAD(&s->opt_list);
 	s->addr = addr;
 	s->ftrace = kp_is_ftrace_site(addr);
 	ret = s->ftrace ? 0 : arch_prepare_kprobe_site(s);
@@ -794,15 +891,26 @@ static struct kprobe_site *kp_site_new(kprobe_opcode_t *addr)
 		return ERR_PTR(ret);
 	}
 	hlist_add_head_rcu(&s->hash, kp_bucket(addr));
+	/* A jump in front of us would cover the breakpoint. */
+	kprobe_opt_neighbours((unsigned long)addr);
 	return s;
 }
 
-/* After a grace period: nobody can be using @s any more. */
-static void kp_site_free(struct kprobe_site *s)
+void kprobe_site_destroy(struct kprobe_site *s)
 {
 	if (!s->ftrace)
 		arch_release_kprobe_site(s);
 	kfree(s);
+}
+
+/* After a grace period: no CPU can be using @s any more. */
+static void kp_site_free(struct kprobe_site *s)
+{
+	/* But a task preempted in a detour buffer may hold it. */
+	if (s->opt_used)
+		kprobe_opt_reap(s);
+	else
+		kprobe_site_destroy(s);
 }
 
 static bool kp_site_has(struct kprobe_site *s, struct kprobe *p)
@@ -838,6 +946,7 @@ static bool kp_site_release_if_empty(struct kprobe_site *s)
 	if (!list_empty(&s->probes))
 		return false;
 	hlist_del_rcu(&s->hash);
+	kprobe_opt_neighbours((unsigned long)s->addr);
 	return true;
 }
 
@@ -862,8 +971,11 @@ static int kp_attach(struct kprobe *p, kprobe_opcode_t *addr)
 	p->ainsn.insn = s->arch.slot;
 	if (s->ftrace)
 		p->flags |= KPROBE_FLAG_FTRACE;
-	if (p->post_handler)
+	if (p->post_handler) {
 		WRITE_ONCE(s->nr_post, s->nr_post + 1);
+		/* A jump runs no post handler: take it out before @p shows. */
+		kprobe_opt_sync(s);
+	}
 	/* Fully set up before the hit path can see it. */
 	list_add_tail_rcu(&p->list, &s->probes);
 	ret = kp_site_sync(s);
@@ -991,6 +1103,7 @@ static void kp_unregister_finish(struct kprobe *p)
 	free_percpu(p->nhit);
 	p->nhit = NULL;
 	p->site = NULL;
+	p->flags &= ~KPROBE_FLAG_OPTIMIZED;
 }
 
 #ifdef CONFIG_KRETPROBES
@@ -1620,6 +1733,7 @@ static void kp_site_kill(struct kprobe_site *s)
 	/* ftrace is still tracking the site: take our hook out of it. */
 	if (s->ftrace && s->armed && !kp_ftrace_disarm(s))
 		s->armed = false;
+	kprobe_opt_forget(s);
 	WRITE_ONCE(s->gone, true);
 	s->armed = false;
 	list_for_each_entry(p, &s->probes, list)
@@ -1633,8 +1747,8 @@ static void kp_kill_range(bool (*going)(unsigned long addr, void *arg),
 	unsigned int b;
 
 	lockdep_assert_held(&kprobe_mutex);
-	for (b = 0; b < ARRAY_SIZE(kp_sites); b++)
-		hlist_for_each_entry(s, &kp_sites[b], hash)
+	for (b = 0; b < ARRAY_SIZE(kprobe_sites); b++)
+		hlist_for_each_entry(s, &kprobe_sites[b], hash)
 			if (!s->gone && going((unsigned long)s->addr, arg))
 				kp_site_kill(s);
 }
@@ -1708,8 +1822,8 @@ static int kp_arm_all(bool disarmed)
 	mutex_lock(&kprobe_mutex);
 	if (kprobes_all_disarmed != disarmed) {
 		kprobes_all_disarmed = disarmed;
-		for (b = 0; b < ARRAY_SIZE(kp_sites); b++)
-			hlist_for_each_entry(s, &kp_sites[b], hash)
+		for (b = 0; b < ARRAY_SIZE(kprobe_sites); b++)
+			hlist_for_each_entry(s, &kprobe_sites[b], hash)
 				if (kp_site_sync(s))
 					failed++;
 		pr_info("kprobes globally %s\n", disarmed ? "disarmed" : "armed");
@@ -1757,8 +1871,8 @@ static int kp_list_show(struct seq_file *m, void *v)
 	unsigned int b;
 
 	mutex_lock(&kprobe_mutex);
-	for (b = 0; b < ARRAY_SIZE(kp_sites); b++) {
-		hlist_for_each_entry(s, &kp_sites[b], hash) {
+	for (b = 0; b < ARRAY_SIZE(kprobe_sites); b++) {
+		hlist_for_each_entry(s, &kprobe_sites[b], hash) {
 			list_for_each_entry(p, &s->probes, list) {
 				kp_show_where(m, p, show);
 				seq_printf(m, "%s%s%s%s\n",
@@ -1795,8 +1909,8 @@ static int kp_stats_show(struct seq_file *m, void *v)
 
 	seq_puts(m, "# address  symbol+offset  hits  missed\n");
 	mutex_lock(&kprobe_mutex);
-	for (b = 0; b < ARRAY_SIZE(kp_sites); b++) {
-		hlist_for_each_entry(s, &kp_sites[b], hash) {
+	for (b = 0; b < ARRAY_SIZE(kprobe_sites); b++) {
+		hlist_for_each_entry(s, &kprobe_sites[b], hash) {
 			list_for_each_entry(p, &s->probes, list) {
 				char *modname;
 

@@ -93,7 +93,7 @@ struct kprobe {
 
 #define KPROBE_FLAG_GONE		1	/* its text went away */
 #define KPROBE_FLAG_DISABLED		2	/* handlers switched off */
-#define KPROBE_FLAG_OPTIMIZED		4	/* reached by a jump */
+#define KPROBE_FLAG_OPTIMIZED		4	/* reached by a jump (or queued) */
 #define KPROBE_FLAG_FTRACE		8	/* reached through ftrace */
 #define KPROBE_FLAG_ON_FUNC_ENTRY	16	/* on a function's entry */
 
@@ -189,6 +189,12 @@ struct kprobe_blacklist_entry {
  * @ftrace: the address is an ftrace call site; ftrace calls us there
  *	instead of a breakpoint trapping
  * @reap: link in a list of emptied sites waiting to be freed
+ * @opt: jump optimization state (KPROBE_OPT_*), read by the hit path
+ * @opt_len: bytes a jump at @addr would replace, set by the architecture's
+ *	prepare; 0 when the site can never be optimized
+ * @opt_used: the site was queued for optimization once, so tasks may hold
+ *	it in a detour buffer: it is freed only after an RCU-tasks grace period
+ * @opt_list: link in the optimizer's queue, or its list of optimized sites
  * @arch: what the architecture needs to carry the instruction out
  */
 struct kprobe_site {
@@ -199,8 +205,23 @@ struct kprobe_site {
 	bool			armed;
 	bool			gone;
 	bool			ftrace;
+	u8			opt;
+	u8			opt_len;
+	bool			opt_used;
 	struct list_head	reap;
+	struct list_head	opt_list;
 	struct arch_kprobe_site	arch;
+};
+
+/*
+ * Jump optimization of a site: none; queued (the jump is not written yet,
+ * but a hit already leaves through the detour buffer's copy of the region);
+ * done (the jump is in the text).
+ */
+enum {
+	KPROBE_OPT_NONE,
+	KPROBE_OPT_QUEUED,
+	KPROBE_OPT_DONE,
 };
 
 DECLARE_PER_CPU(struct kprobe *, current_kprobe);
@@ -252,6 +273,30 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
 					 bool *on_func_entry);
 int arch_init_kprobes(void);
 bool arch_within_kprobe_blacklist(unsigned long addr);
+
+#ifdef CONFIG_OPTPROBES
+/*
+ * Jump optimization, on sites whose opt_len the architecture set: write the
+ * jumps of the sites on @sites (linked by opt_list) once no task can be
+ * inside their regions any more, or put their original bytes back behind
+ * the breakpoint.  Both finish on every CPU before they return.
+ */
+void arch_optimize_kprobe_sites(struct list_head *sites);
+void arch_unoptimize_kprobe_sites(struct list_head *sites);
+
+/* Executable slots for detour buffers. */
+kprobe_opcode_t *get_optinsn_slot(void);
+void free_optinsn_slot(kprobe_opcode_t *slot, int dirty);
+bool is_kprobe_optinsn_slot(unsigned long addr);
+void wait_for_kprobe_optimizer(void);
+#else
+static inline bool is_kprobe_optinsn_slot(unsigned long addr)
+{
+	return false;
+}
+
+static inline void wait_for_kprobe_optimizer(void) { }
+#endif
 int arch_populate_kprobe_blacklist(void);
 
 /* The blacklist. */
@@ -351,6 +396,8 @@ int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
 static inline struct kprobe *kprobe_running(void) { return NULL; }
 static inline struct kprobe *get_kprobe(void *addr) { return NULL; }
 static inline bool is_kprobe_insn_slot(unsigned long addr) { return false; }
+static inline bool is_kprobe_optinsn_slot(unsigned long addr) { return false; }
+static inline void wait_for_kprobe_optimizer(void) { }
 static inline bool within_kprobe_blacklist(unsigned long addr) { return true; }
 static inline void kprobe_free_init_mem(void) { }
 static inline void kprobe_flush_task(struct task_struct *tk) { }
@@ -417,16 +464,6 @@ static inline int disable_kretprobe(struct kretprobe *rp)
 static inline int enable_kretprobe(struct kretprobe *rp)
 {
 	return enable_kprobe(&rp->kp);
-}
-
-/* Jump optimization is not built yet. */
-static inline bool is_kprobe_optinsn_slot(unsigned long addr)
-{
-	return false;
-}
-
-static inline void wait_for_kprobe_optimizer(void)
-{
 }
 
 #ifdef CONFIG_KPROBES_ON_FTRACE

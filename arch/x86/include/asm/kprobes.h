@@ -10,6 +10,11 @@
  * instruction allows, the slot also holds a boosted copy followed by a jump
  * back to the probed code: with no post handler to run, the CPU leaves the
  * trap straight for that copy and never traps a second time.
+ *
+ * A jump-optimized site has a jmp rel32 at the probe address instead of the
+ * int3, to a detour buffer that saves the registers as the trap would, runs
+ * the handlers, and continues with copies of the instructions the jump
+ * covers (arch/x86/kernel/kprobes/opt.c).
  */
 #ifndef _ASM_X86_KPROBES_H
 #define _ASM_X86_KPROBES_H
@@ -35,6 +40,15 @@ typedef u8 kprobe_opcode_t;
 #define KPROBE_BOOST_OFF	(MAX_INSN_SIZE + INT3_INSN_SIZE)
 #define KPROBE_INSN_SLOT_SIZE	(KPROBE_BOOST_OFF + MAX_INSN_SIZE + \
 				 JMP32_INSN_SIZE)
+
+/*
+ * Jump optimization replaces the instructions covering the 5 bytes of a
+ * jmp rel32: at most 4 bytes into an instruction of up to 15.  A detour
+ * buffer holds the register-saving code, a copy of those instructions and
+ * a jump back.
+ */
+#define KPROBE_OPT_MAX_LEN	(JMP32_INSN_SIZE - 1 + MAX_INSN_SIZE)
+#define KPROBE_OPTINSN_SLOT_SIZE	128
 
 /* Slots are written with text_poke(), which keeps the caches coherent. */
 #define flush_insn_slot(p)	((void)(p))
@@ -84,6 +98,10 @@ struct arch_kprobe_site {
 	u8		cond;		/* jcc condition / loop variant */
 	bool		boost;		/* the slot has a boosted copy */
 	kprobe_opcode_t	opcode;		/* original first byte */
+#ifdef CONFIG_OPTPROBES
+	kprobe_opcode_t	*detour;	/* detour buffer, or NULL */
+	u8		orig[JMP32_INSN_SIZE];	/* bytes the jump replaces */
+#endif
 };
 
 /* What an out-of-line run in progress needs to be finished or undone. */

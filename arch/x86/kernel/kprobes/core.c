@@ -111,22 +111,37 @@ static bool kp_copy_returned(unsigned long addr, struct pt_regs *regs,
 }
 NOKPROBE_SYMBOL(kp_copy_returned);
 
+/*
+ * A copy that runs as ordinary code and jumps back by itself: the region's
+ * copy in the detour buffer once the site is queued for optimization (no
+ * task may enter the region in place from then on), else the boosted
+ * copy.  NULL when the instruction needs the trap to finish it.
+ */
+static kprobe_opcode_t *kp_jumping_copy(struct kprobe_site *s)
+{
+#ifdef CONFIG_OPTPROBES
+	if (READ_ONCE(s->opt) != KPROBE_OPT_NONE)
+		return kp_opt_region_copy(s);
+#endif
+	return s->arch.boost ? s->arch.slot + KPROBE_BOOST_OFF : NULL;
+}
+
 static void kp_hit(struct kprobe_site *s, struct pt_regs *regs,
 		   struct kprobe_ctlblk *kcb)
 {
+	kprobe_opcode_t *copy;
+
 	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
 	if (kprobe_site_pre(s, regs)) {
 		/* A handler moved regs->ip: no instruction, no post handler. */
 		__this_cpu_write(current_kprobe, NULL);
 		return;
 	}
-	if (s->arch.boost && !kprobe_site_has_post(s)) {
-		/*
-		 * Nothing left to do after the instruction: the boosted copy
-		 * runs as ordinary code and jumps back by itself.
-		 */
+	copy = kprobe_site_has_post(s) ? NULL : kp_jumping_copy(s);
+	if (copy) {
+		/* Nothing left to do after the instruction. */
 		__this_cpu_write(current_kprobe, NULL);
-		regs->ip = (unsigned long)s->arch.slot + KPROBE_BOOST_OFF;
+		regs->ip = (unsigned long)copy;
 		return;
 	}
 	kp_execute(s, regs, kcb, KPROBE_HIT_SS);

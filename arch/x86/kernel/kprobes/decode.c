@@ -20,8 +20,11 @@
 #include <linux/extable.h>
 #include <linux/ftrace.h>
 #include <linux/memory.h>
+#include <linux/mm.h>
 #include <linux/perf_event.h>
+#include <linux/sizes.h>
 #include <linux/uaccess.h>
+#include <linux/unaligned.h>
 #include <asm/alternative.h>
 #include <asm/ibt.h>
 #include <asm/insn.h>
@@ -46,58 +49,99 @@ static const u16 kp_gpr_offset[16] = {
 	offsetof(struct pt_regs, r14),	offsetof(struct pt_regs, r15),
 };
 
-/*
- * Read the instruction bytes at @addr as they were before any of our own
- * probes was armed there.  Returns how many bytes could be read (a function
- * may end right before unmapped memory), or 0.
- */
-static int kp_fetch(unsigned long addr, u8 *buf)
-{
-	struct kprobe_site *s;
-	int n;
+/* Functions longer than this are not probed (nothing in the kernel is). */
+#define KP_FUNC_MAX	SZ_1M
 
-	if (!copy_from_kernel_nofault(buf, (void *)addr, MAX_INSN_SIZE))
-		n = MAX_INSN_SIZE;
-	else
-		for (n = 0; n < MAX_INSN_SIZE; n++)
-			if (copy_from_kernel_nofault(&buf[n], (void *)addr + n, 1))
-				break;
-	if (n && buf[0] == INT3_INSN_OPCODE) {
-		rcu_read_lock_sched();
-		s = kprobe_site_lookup(addr);
-		if (s)
-			buf[0] = s->arch.opcode;
-		rcu_read_unlock_sched();
-	}
-	return n;
+/* Put back in @f what our armed site @s wrote into the text. */
+static void kp_func_undo_site(struct kp_func *f, struct kprobe_site *s)
+{
+	unsigned long off = (unsigned long)s->addr - f->start;
+
+	f->text[off] = s->arch.opcode;
+#ifdef CONFIG_OPTPROBES
+	if (s->arch.detour)
+		memcpy(&f->text[off], s->arch.orig,
+		       min_t(unsigned long, JMP32_INSN_SIZE, f->size - off));
+#endif
 }
 
-static int kp_decode_at(unsigned long addr, u8 *buf, struct insn *insn)
+/**
+ * kp_func_read() - copy the function around an address, as it was before
+ *	any of our breakpoints and jumps went in
+ * @addr: an address inside the function
+ * @f: filled in; kp_func_free() it
+ *
+ * Call under kprobe_mutex (the sites must not change) and text_mutex (no
+ * one else's text patching may be half done).  Return: 0, -EILSEQ when
+ * @addr is in no known function, or -ENOMEM.
+ */
+int kp_func_read(unsigned long addr, struct kp_func *f)
 {
-	int n = kp_fetch(addr, buf);
+	unsigned long size, offset, a;
+	struct kprobe_site *s;
 
-	if (!n || insn_decode(insn, buf, n, INSN_MODE_KERN))
+	f->text = NULL;
+	if (!kallsyms_lookup_size_offset(addr, &size, &offset) ||
+	    !size || size > KP_FUNC_MAX)
+		return -EILSEQ;
+	f->start = addr - offset;
+	f->size = size;
+	f->text = kvmalloc(size, GFP_KERNEL);
+	if (!f->text)
+		return -ENOMEM;
+	if (copy_from_kernel_nofault(f->text, (void *)f->start, size)) {
+		kp_func_free(f);
+		return -EILSEQ;
+	}
+	for (a = f->start; a < f->start + size; a++) {
+		s = kprobe_site_lookup(a);
+		if (s && !s->ftrace)
+			kp_func_undo_site(f, s);
+	}
+	return 0;
+}
+
+void kp_func_free(struct kp_func *f)
+{
+	kvfree(f->text);
+	f->text = NULL;
+}
+
+/**
+ * kp_func_decode() - decode the instruction at @at in a function's copy
+ * @f: from kp_func_read()
+ * @at: the address of the instruction
+ * @insn: the decoded instruction
+ *
+ * Return: 0, or -EILSEQ outside the function or on bytes that do not decode.
+ */
+int kp_func_decode(const struct kp_func *f, unsigned long at,
+		   struct insn *insn)
+{
+	unsigned long off = at - f->start;
+
+	if (at < f->start || off >= f->size)
+		return -EILSEQ;
+	if (insn_decode(insn, &f->text[off],
+			min_t(unsigned long, MAX_INSN_SIZE, f->size - off),
+			INSN_MODE_KERN))
 		return -EILSEQ;
 	return 0;
 }
 
 /*
  * x86 instructions have no alignment, so the only way to know whether
- * @addr starts one is to decode its function from the symbol's start.
- * Padding and straight-line-speculation int3s decode as one-byte
- * instructions, which is what they are.
+ * @addr starts one is to decode its function from the start.  Padding and
+ * straight-line-speculation int3s decode as one-byte instructions, which is
+ * what they are.
  */
-static int kp_check_boundary(unsigned long addr)
+static int kp_check_boundary(const struct kp_func *f, unsigned long addr)
 {
-	unsigned long size, offset, cur;
-	u8 buf[MAX_INSN_SIZE];
 	struct insn insn;
+	unsigned long cur;
 
-	if (!kallsyms_lookup_size_offset(addr, &size, &offset))
-		return -EILSEQ;
-
-	for (cur = addr - offset; cur < addr; cur += insn.length)
-		if (kp_decode_at(cur, buf, &insn))
+	for (cur = f->start; cur < addr; cur += insn.length)
+		if (kp_func_decode(f, cur, &insn))
 			return -EILSEQ;
 
 	return cur == addr ? 0 : -EILSEQ;
@@ -129,12 +173,11 @@ static void kp_set_branch(struct arch_kprobe_site *a, u8 op,
 }
 
 /* sti delays interrupts by one instruction; emulating it cannot. */
-static bool kp_sti_needs_shadow(unsigned long next)
+static bool kp_sti_needs_shadow(const struct kp_func *f, unsigned long next)
 {
-	u8 buf[MAX_INSN_SIZE];
 	struct insn insn;
 
-	if (kp_decode_at(next, buf, &insn))
+	if (kp_func_decode(f, next, &insn))
 		return true;
 	if (insn.opcode.bytes[0] == 0xf4)			/* hlt */
 		return true;
@@ -170,8 +213,8 @@ static int kp_classify_group5(struct insn *insn, struct arch_kprobe_site *a)
 	return 0;
 }
 
-static int kp_classify_onebyte(unsigned long addr, struct insn *insn,
-			       struct arch_kprobe_site *a)
+static int kp_classify_onebyte(const struct kp_func *f, unsigned long addr,
+			       struct insn *insn, struct arch_kprobe_site *a)
 {
 	u8 opc = insn->opcode.bytes[0];
 
@@ -212,7 +255,7 @@ static int kp_classify_onebyte(unsigned long addr, struct insn *insn,
 		return 0;
 	case 0xfb:
 		a->op = KPX_STI;
-		return kp_sti_needs_shadow(addr + insn->length) ? -EINVAL : 0;
+		return kp_sti_needs_shadow(f, addr + insn->length) ? -EINVAL : 0;
 	case 0x90:
 		/* Only a real nop: not pause (f3 90), not xchg %eax,%r8d. */
 		if (!insn->rex_prefix.nbytes &&
@@ -284,10 +327,20 @@ static bool kp_is_endbr64(const u8 *buf)
 	return !memcmp(buf, endbr64, sizeof(endbr64));
 }
 
-/* Decide how the instruction in @buf (decoded in @insn) is carried out. */
-static int kp_classify(unsigned long addr, const u8 *buf, struct insn *insn,
-		       struct arch_kprobe_site *a)
+/**
+ * kp_classify() - decide how the instruction at @addr is carried out
+ * @f: the function's copy, from kp_func_read()
+ * @addr: the instruction
+ * @insn: its decoding
+ * @a: gets .op and, for branches, .target, .cond and .imm
+ *
+ * Return: 0, or -EINVAL when it cannot be probed.
+ */
+int kp_classify(const struct kp_func *f, unsigned long addr,
+		struct insn *insn, struct arch_kprobe_site *a)
 {
+	const u8 *buf = kp_func_bytes(f, addr);
+
 	/* The int3 of a debugger: what it replaced is unknown to us. */
 	if (buf[0] == INT3_INSN_OPCODE)
 		return -EINVAL;
@@ -302,28 +355,44 @@ static int kp_classify(unsigned long addr, const u8 *buf, struct insn *insn,
 	if (insn->vex_prefix.nbytes)
 		return 0;
 	if (insn->opcode.nbytes == 1)
-		return kp_classify_onebyte(addr, insn, a);
+		return kp_classify_onebyte(f, addr, insn, a);
 	if (insn->opcode.nbytes == 2 && insn->opcode.bytes[0] == 0x0f)
 		return kp_classify_twobyte(addr, insn, a);
 	return 0;
 }
 
-/* Copy the instruction to @dst (in the slot at @at), rebasing RIP operands. */
+/**
+ * kp_copy_insn() - copy an instruction to where it will run
+ * @dst: the destination bytes
+ * @src: the instruction's original bytes
+ * @insn: its decoding
+ * @delta: original address minus the address it will run at
+ *
+ * Return: 0, or -ERANGE when a RIP-relative operand cannot reach from there.
+ */
+int kp_copy_insn(u8 *dst, const u8 *src, struct insn *insn, long delta)
+{
+	s64 disp;
+
+	memcpy(dst, src, insn->length);
+	if (!insn_rip_relative(insn))
+		return 0;
+	disp = (s64)insn->displacement.value + delta;
+	/* execmem keeps slots near the text, but make sure. */
+	if (disp != (s32)disp)
+		return -ERANGE;
+	put_unaligned((s32)disp, (s32 *)&dst[insn_offset_displacement(insn)]);
+	return 0;
+}
+
+/* Copy the probed instruction to @dst, which will run at @at. */
 static int kp_place_copy(struct kprobe_site *s, u8 *dst, unsigned long at,
 			 const u8 *buf, struct insn *insn)
 {
-	memcpy(dst, buf, insn->length);
-	if (insn_rip_relative(insn)) {
-		s64 disp = (s64)insn->displacement.value +
-			   (s64)((unsigned long)s->addr - at);
-		s32 disp32 = disp;
+	int ret = kp_copy_insn(dst, buf, insn, (unsigned long)s->addr - at);
 
-		/* execmem keeps slots near the text, but make sure. */
-		if (disp32 != disp)
-			return -ERANGE;
-		memcpy(&dst[insn_offset_displacement(insn)], &disp32,
-		       sizeof(disp32));
-	}
+	if (ret)
+		return ret;
 	if (s->arch.op == KPX_STEP_JMP_MEM || s->arch.op == KPX_STEP_CALL_MEM) {
 		u8 *modrm = &dst[insn_offset_modrm(insn)];
 
@@ -366,7 +435,23 @@ static int kp_build_copy(struct kprobe_site *s, kprobe_opcode_t *slot,
 	return 0;
 }
 
-static int kp_fill_slot(struct kprobe_site *s, u8 *buf, struct insn *insn)
+/**
+ * kp_write_text() - write bytes into a slot page, seen by every CPU
+ * @dst: in a slot (slot pages are read-only and executable)
+ * @src: the bytes
+ * @len: how many
+ */
+void kp_write_text(void *dst, const void *src, size_t len)
+{
+	mutex_lock(&text_mutex);
+	text_poke(dst, src, len);
+	text_poke_sync();
+	mutex_unlock(&text_mutex);
+	perf_event_text_poke(dst, NULL, 0, src, len);
+}
+
+static int kp_fill_slot(struct kprobe_site *s, const u8 *buf,
+			struct insn *insn)
 {
 	kprobe_opcode_t *slot = get_insn_slot();
 	u8 out[KPROBE_INSN_SLOT_SIZE];
@@ -380,27 +465,21 @@ static int kp_fill_slot(struct kprobe_site *s, u8 *buf, struct insn *insn)
 		free_insn_slot(slot, 0);
 		return ret;
 	}
-
-	/* Slot pages are read-only and executable: patch them as text. */
-	mutex_lock(&text_mutex);
-	text_poke(slot, out, KPROBE_INSN_SLOT_SIZE);
-	text_poke_sync();
-	mutex_unlock(&text_mutex);
-	perf_event_text_poke(slot, NULL, 0, out, KPROBE_INSN_SLOT_SIZE);
-
+	kp_write_text(slot, out, KPROBE_INSN_SLOT_SIZE);
 	s->arch.slot = slot;
 	return 0;
 }
 
-static int kp_analyse(struct kprobe_site *s, u8 *buf, struct insn *insn)
+static int kp_analyse(struct kprobe_site *s, const struct kp_func *f,
+		      struct insn *insn)
 {
 	unsigned long addr = (unsigned long)s->addr;
 	int ret;
 
-	ret = kp_check_boundary(addr);
+	ret = kp_check_boundary(f, addr);
 	if (ret)
 		return ret;
-	ret = kp_decode_at(addr, buf, insn);
+	ret = kp_func_decode(f, addr, insn);
 	if (ret)
 		return ret;
 	/* Lock prefixes the SMP alternatives may rewrite under our copy. */
@@ -408,8 +487,8 @@ static int kp_analyse(struct kprobe_site *s, u8 *buf, struct insn *insn)
 		return -EINVAL;
 
 	s->arch.len = insn->length;
-	s->arch.opcode = buf[0];
-	return kp_classify(addr, buf, insn, &s->arch);
+	s->arch.opcode = kp_func_bytes(f, addr)[0];
+	return kp_classify(f, addr, insn, &s->arch);
 }
 
 /*
@@ -427,31 +506,45 @@ static bool kp_can_boost(struct kprobe_site *s)
 
 int arch_prepare_kprobe_site(struct kprobe_site *s)
 {
-	u8 buf[KPROBE_INSN_SLOT_SIZE];
+	unsigned long addr = (unsigned long)s->addr;
 	struct insn insn;
+	struct kp_func f;
 	int ret;
 
 	memset(&s->arch, 0, sizeof(s->arch));
 
 	/* ftrace owns its call sites and rewrites them at will. */
-	if (ftrace_location((unsigned long)s->addr))
+	if (ftrace_location(addr))
 		return -EINVAL;
 
-	/* Keep text_poke_bp()'s temporary int3s out of the decoding. */
+	/*
+	 * Keep text_poke_bp()'s temporary int3s out of the copy, and the
+	 * alternatives' lock-prefix list still while we look it up.
+	 */
 	mutex_lock(&text_mutex);
-	ret = kp_analyse(s, buf, &insn);
+	ret = kp_func_read(addr, &f);
+	if (!ret)
+		ret = kp_analyse(s, &f, &insn);
 	mutex_unlock(&text_mutex);
-	if (ret)
+	if (ret) {
+		kp_func_free(&f);
 		return ret;
+	}
 
-	if (!kprobe_x86_op_steps(s->arch.op))
-		return 0;
-	s->arch.boost = kp_can_boost(s);
-	return kp_fill_slot(s, buf, &insn);
+	if (kprobe_x86_op_steps(s->arch.op)) {
+		s->arch.boost = kp_can_boost(s);
+		ret = kp_fill_slot(s, kp_func_bytes(&f, addr), &insn);
+	}
+	/* A site that cannot be optimized simply stays a breakpoint. */
+	if (!ret)
+		kp_opt_prepare(s, &f);
+	kp_func_free(&f);
+	return ret;
 }
 
 void arch_release_kprobe_site(struct kprobe_site *s)
 {
+	kp_opt_release(s);
 	if (s->arch.slot) {
 		/* A task may be preempted inside a boosted copy: "dirty". */
 		free_insn_slot(s->arch.slot, s->arch.boost);

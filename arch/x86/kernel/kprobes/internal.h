@@ -6,6 +6,7 @@
 #define _X86_KERNEL_KPROBES_INTERNAL_H
 
 #include <linux/kprobes.h>
+#include <asm/insn.h>
 
 /* emulate.c: carry out an emulated instruction on the saved registers. */
 void kprobe_x86_emulate(struct kprobe_site *s, struct pt_regs *regs);
@@ -18,5 +19,45 @@ static nokprobe_inline bool kprobe_x86_op_steps(u8 op)
 {
 	return op <= KPX_STEP_CALL_MEM;
 }
+
+/*
+ * decode.c: a copy of the function around a probe, with every breakpoint
+ * and jump of ours undone, so that it decodes as the compiler wrote it.
+ */
+struct kp_func {
+	unsigned long	start;
+	unsigned long	size;
+	u8		*text;
+};
+
+int kp_func_read(unsigned long addr, struct kp_func *f);
+void kp_func_free(struct kp_func *f);
+int kp_func_decode(const struct kp_func *f, unsigned long at,
+		   struct insn *insn);
+
+static inline const u8 *kp_func_bytes(const struct kp_func *f,
+				      unsigned long at)
+{
+	return &f->text[at - f->start];
+}
+
+/* decode.c: instruction analysis and copying, also for detour buffers. */
+int kp_classify(const struct kp_func *f, unsigned long addr,
+		struct insn *insn, struct arch_kprobe_site *a);
+int kp_copy_insn(u8 *dst, const u8 *src, struct insn *insn, long delta);
+void kp_write_text(void *dst, const void *src, size_t len);
+
+#ifdef CONFIG_OPTPROBES
+/* opt.c: set s->opt_len and the detour buffer when the site allows it. */
+void kp_opt_prepare(struct kprobe_site *s, const struct kp_func *f);
+void kp_opt_release(struct kprobe_site *s);
+kprobe_opcode_t *kp_opt_region_copy(struct kprobe_site *s);
+/* opt.c: labels of the detour buffer's template (assembly, never run). */
+extern const u8 kp_tmpl[], kp_tmpl_site[], kp_tmpl_call[], kp_tmpl_end[];
+#else
+static inline void kp_opt_prepare(struct kprobe_site *s,
+				  const struct kp_func *f) { }
+static inline void kp_opt_release(struct kprobe_site *s) { }
+#endif
 
 #endif /* _X86_KERNEL_KPROBES_INTERNAL_H */

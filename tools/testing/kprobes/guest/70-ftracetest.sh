@@ -78,26 +78,10 @@ logs=$KP_TMP/ftrace-logs
 mkdir -p "$logs"
 list=$logs/cases
 : > "$list"
-# kprobe_opt_types.tc uses /proc/sys/debug/kprobes-optimization without
-# declaring it in its "requires:" line; on a kernel without jump
-# optimization (ours until it lands, issue 5) it can only end UNRESOLVED.
-# Treat the missing knob as upstream's own requires: would.
-unsupported() {
-	case "$1" in
-	*/kprobe_opt_types.tc)
-		[ -e /proc/sys/debug/kprobes-optimization ] && return 1
-		echo "no /proc/sys/debug/kprobes-optimization (no jump optimization)"
-		return 0 ;;
-	esac
-	return 1
-}
-
 for pat in $cases; do
 	for tc in $FT/test.d/$pat; do
 		if [ ! -f "$tc" ]; then
 			notok "ftrace: $pat: no such test case"
-		elif why=$(unsupported "$tc"); then
-			echo "ok - ftrace: ${tc#$FT/test.d/} # SKIP UNSUPPORTED: $why"
 		else
 			echo "$tc" >> "$list"
 		fi

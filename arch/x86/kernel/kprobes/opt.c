@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * x86_64 jump optimization: which sites may be reached by a jmp rel32
+ * instead of an int3, their detour buffers, and writing the jumps.
+ *
+ * The jump replaces the instructions that cover its 5 bytes (the region).
+ * That is only safe when nothing can arrive in the middle of the region:
+ * no branch of the function targets it past its first byte, the function
+ * has no indirect jump (a jump table could), and no instruction of the
+ * function has an exception-table fixup (which could resume anywhere).
+ * The region's instructions must also run unchanged from the buffer: plain
+ * instructions only, RIP-relative operands rebased, nothing other
+ * subsystems patch at run time.  The generic half (kernel/kprobes_opt.c)
+ * decides when, and makes sure no task is inside a region when its jump
+ * is written.
+ *
+ * A detour buffer:
+ *
+ *   the template  builds a struct pt_regs on the stack exactly where an
+ *                 int3 trap would, calls kp_opt_callback(site, regs) and
+ *                 restores every register but sp from it;
+ *   the region    copied, RIP-relative displacements rebased;
+ *   jmp back      to the first byte after the region.
+ *
+ * The int3 path also runs the region from the buffer (see kp_hit()) while
+ * the site waits for its jump, so that no task enters the region in place.
+ */
+#include <linux/kprobes.h>
+#include <linux/extable.h>
+#include <linux/ftrace.h>
+#include <linux/jump_label.h>
+#include <linux/memory.h>
+#include <linux/perf_event.h>
+#include <linux/static_call.h>
+#include <linux/unaligned.h>
+#include <asm/alternative.h>
+#include <asm/nospec-branch.h>
+#include <asm/text-patching.h>
+
+#include "common.h"
+#include "internal.h"
+
+/*
+ * Never executed in place: copied into each buffer.  Entered by a jump
+ * with the probed code's stack; the pt_regs frame starts right below it,
+ * so ss and sp are only reserved (the callback fills in sp) and the flags
+ * are saved before any instruction can change them.
+ */
+asm (
+	"	.pushsection .rodata\n"
+	"kp_tmpl:\n"
+	"	lea -16(%rsp), %rsp\n"		/* ss, sp */
+	"	pushfq\n"
+	SAVE_REGS_STRING
+	"	mov %rsp, %rsi\n"
+	"kp_tmpl_site:\n"
+	"	movabs $0, %rdi\n"
+	"kp_tmpl_call:\n"
+	"	.byte 0xe8\n"			/* call rel32, filled in */
+	"	.long 0\n"
+	RESTORE_REGS_STRING
+	"	popfq\n"
+	"	lea 16(%rsp), %rsp\n"
+	"kp_tmpl_end:\n"
+	"	.popsection\n"
+);
+
+#define KP_TMPL_LEN		(kp_tmpl_end - kp_tmpl)
+#define KP_TMPL_SITE_IMM	(kp_tmpl_site - kp_tmpl + 2)	/* 48 bf imm64 */
+#define KP_TMPL_CALL		(kp_tmpl_call - kp_tmpl)
+
+/* The region's copy in @s's detour buffer; the int3 path jumps there too. */
+kprobe_opcode_t *kp_opt_region_copy(struct kprobe_site *s)
+{
+	return s->arch.detour + KP_TMPL_LEN;
+}
+NOKPROBE_SYMBOL(kp_opt_region_copy);
+
+/*
+ * Called from a detour buffer, with the registers the probed code had.
+ * As on an optimized probe anywhere, a handler's change of regs->ip cannot
+ * be honoured: the buffer goes on with the region regardless.
+ */
+static void kp_opt_callback(struct kprobe_site *s, struct pt_regs *regs)
+{
+	unsigned long flags;
+
+	/* Handlers run as they would after an int3: interrupts off. */
+	local_irq_save(flags);
+	if (kprobe_running()) {
+		kprobe_site_missed(s);
+	} else {
+		regs->ip = (unsigned long)s->addr + INT3_INSN_SIZE;
+		regs->sp = (unsigned long)(regs + 1);
+		regs->cs = __KERNEL_CS;
+		regs->ss = __KERNEL_DS;
+		regs->orig_ax = ~0UL;
+		get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
+		kprobe_site_pre(s, regs);
+		__this_cpu_write(current_kprobe, NULL);
+	}
+	local_irq_restore(flags);
+}
+NOKPROBE_SYMBOL(kp_opt_callback);
+
+static bool kp_rel32_reaches(unsigned long from_next, unsigned long to)
+{
+	s64 rel = (s64)(to - from_next);
+
+	return rel == (s32)rel;
+}
+
+/* The target of a relative branch (jmp, jcc, call, loop, xbegin), or 0. */
+static unsigned long kp_rel_target(unsigned long a, struct insn *insn)
+{
+	u8 op0 = insn->opcode.bytes[0], op1 = insn->opcode.bytes[1];
+	bool rel;
+
+	if (insn->vex_prefix.nbytes)
+		return 0;
+	if (insn->opcode.nbytes == 1)
+		rel = (op0 >= 0x70 && op0 <= 0x7f) ||
+		      (op0 >= 0xe0 && op0 <= 0xe3) ||
+		      op0 == 0xe8 || op0 == 0xe9 || op0 == 0xeb ||
+		      (op0 == 0xc7 && insn->modrm.bytes[0] == 0xf8);
+	else
+		rel = op0 == 0x0f && op1 >= 0x80 && op1 <= 0x8f;
+	return rel ? a + insn->length + insn->immediate.value : 0;
+}
+
+/* jmp through a register or memory, or to a retpoline thunk. */
+static bool kp_jumps_indirectly(unsigned long target, struct insn *insn)
+{
+	u8 reg = X86_MODRM_REG(insn->modrm.bytes[0]);
+
+	if (insn->opcode.nbytes == 1 && insn->opcode.bytes[0] == 0xff &&
+	    (reg == 4 || reg == 5))
+		return true;
+#ifdef CONFIG_MITIGATION_RETPOLINE
+	if (target >= (unsigned long)__x86_indirect_thunk_array &&
+	    target < (unsigned long)&__x86_indirect_thunk_array[16])
+		return true;
+#endif
+	return false;
+}
+
+/*
+ * Can nothing but the fall-through and a branch to @addr itself arrive
+ * inside [@addr, @addr + @len)?  Decodes the whole function.
+ */
+static bool kp_opt_function_ok(const struct kp_func *f, unsigned long addr,
+			       unsigned int len)
+{
+	unsigned long a, target;
+	struct insn insn;
+
+	for (a = f->start; a < f->start + f->size; a += insn.length) {
+		if (kp_func_decode(f, a, &insn))
+			return false;
+		if (search_exception_tables(a))
+			return false;
+		target = kp_rel_target(a, &insn);
+		if (kp_jumps_indirectly(target, &insn))
+			return false;
+		if (target > addr && target < addr + len)
+			return false;
+	}
+	return true;
+}
+
+/* Length of the region a jump at s->addr replaces, or a negative errno. */
+static int kp_opt_region(struct kprobe_site *s, const struct kp_func *f)
+{
+	unsigned long a, addr = (unsigned long)s->addr;
+	struct arch_kprobe_site kind;
+	struct insn insn;
+
+	for (a = addr; a < addr + JMP32_INSN_SIZE; a += insn.length) {
+		if (kp_func_decode(f, a, &insn))
+			return -EILSEQ;
+		memset(&kind, 0, sizeof(kind));
+		if (kp_classify(f, a, &insn, &kind))
+			return -EINVAL;
+		/* Only what runs the same anywhere: no branch, no fixup. */
+		if (kind.op != KPX_STEP && kind.op != KPX_NOP)
+			return -EINVAL;
+	}
+	return a - addr;
+}
+
+/* Does someone else rewrite text in the region at run time? */
+static bool kp_opt_text_reserved(kprobe_opcode_t *start, unsigned int len)
+{
+	kprobe_opcode_t *end = start + len - 1;
+	bool ret;
+
+	mutex_lock(&text_mutex);
+	ret = alternatives_text_reserved(start, end);
+	mutex_unlock(&text_mutex);
+	if (ret || ftrace_text_reserved(start, end))
+		return true;
+	jump_label_lock();
+	ret = jump_label_text_reserved(start, end) ||
+	      static_call_text_reserved(start, end);
+	jump_label_unlock();
+	return ret;
+}
+
+/* Fill @buf, the image of the detour buffer at @detour, for @s. */
+static int kp_opt_build(struct kprobe_site *s, const struct kp_func *f,
+			u8 *buf, kprobe_opcode_t *detour, unsigned int len)
+{
+	unsigned long addr = (unsigned long)s->addr;
+	unsigned long copy = (unsigned long)detour + KP_TMPL_LEN;
+	unsigned long call = (unsigned long)detour + KP_TMPL_CALL;
+	unsigned long callback = (unsigned long)kp_opt_callback;
+	unsigned int off;
+	struct insn insn;
+	int ret;
+
+	/* Keep the compiler from folding it into a reference objtool hates. */
+	OPTIMIZER_HIDE_VAR(callback);
+	if (!kp_rel32_reaches(addr + JMP32_INSN_SIZE, (unsigned long)detour) ||
+	    !kp_rel32_reaches(call + CALL_INSN_SIZE, callback) ||
+	    !kp_rel32_reaches(copy + len + JMP32_INSN_SIZE, addr + len))
+		return -ERANGE;
+
+	memset(buf, INT3_INSN_OPCODE, KPROBE_OPTINSN_SLOT_SIZE);
+	memcpy(buf, kp_tmpl, KP_TMPL_LEN);
+	put_unaligned((unsigned long)s, (unsigned long *)&buf[KP_TMPL_SITE_IMM]);
+	memcpy(&buf[KP_TMPL_CALL],
+	       text_gen_insn(CALL_INSN_OPCODE, (void *)call, (void *)callback),
+	       CALL_INSN_SIZE);
+
+	for (off = 0; off < len; off += insn.length) {
+		if (kp_func_decode(f, addr + off, &insn))
+			return -EILSEQ;
+		ret = kp_copy_insn(&buf[KP_TMPL_LEN + off],
+				   kp_func_bytes(f, addr + off), &insn,
+				   (long)(addr - copy));
+		if (ret)
+			return ret;
+	}
+	memcpy(&buf[KP_TMPL_LEN + len],
+	       text_gen_insn(JMP32_INSN_OPCODE, (void *)(copy + len),
+			     (void *)(addr + len)),
+	       JMP32_INSN_SIZE);
+	return 0;
+}
+
+void kp_opt_prepare(struct kprobe_site *s, const struct kp_func *f)
+{
+	unsigned long addr = (unsigned long)s->addr;
+	u8 buf[KPROBE_OPTINSN_SLOT_SIZE];
+	kprobe_opcode_t *detour;
+	int len;
+
+	len = kp_opt_region(s, f);
+	if (len < 0 || kp_opt_text_reserved(s->addr, len) ||
+	    !kp_opt_function_ok(f, addr, len))
+		return;
+	if (WARN_ON_ONCE(KP_TMPL_LEN + len + JMP32_INSN_SIZE >
+			 KPROBE_OPTINSN_SLOT_SIZE))
+		return;
+
+	detour = get_optinsn_slot();
+	if (!detour)
+		return;
+	if (kp_opt_build(s, f, buf, detour, len)) {
+		free_optinsn_slot(detour, 0);
+		return;
+	}
+	kp_write_text(detour, buf, KPROBE_OPTINSN_SLOT_SIZE);
+	memcpy(s->arch.orig, kp_func_bytes(f, addr), JMP32_INSN_SIZE);
+	s->arch.detour = detour;
+	s->opt_len = len;
+}
+
+/*
+ * The generic core frees a site that was ever queued only after an
+ * RCU-tasks grace period, so no task can be inside its buffer any more.
+ */
+void kp_opt_release(struct kprobe_site *s)
+{
+	if (s->arch.detour) {
+		free_optinsn_slot(s->arch.detour, 0);
+		s->arch.detour = NULL;
+		s->opt_len = 0;
+	}
+}
+
+/* What the first JMP32_INSN_SIZE bytes hold while only the int3 is in. */
+static void kp_opt_armed_bytes(struct kprobe_site *s, u8 *out)
+{
+	out[0] = INT3_INSN_OPCODE;
+	memcpy(&out[1], &s->arch.orig[1], JMP32_INSN_SIZE - 1);
+}
+
+/*
+ * text_poke_bp() sends CPUs that meet its int3 on along the jump, and
+ * reports the change to perf itself.
+ */
+void arch_optimize_kprobe_sites(struct list_head *sites)
+{
+	struct kprobe_site *s;
+	void *jmp;
+
+	mutex_lock(&text_mutex);
+	list_for_each_entry(s, sites, opt_list) {
+		jmp = text_gen_insn(JMP32_INSN_OPCODE, s->addr, s->arch.detour);
+		text_poke_queue(s->addr, jmp, JMP32_INSN_SIZE, NULL);
+	}
+	text_poke_finish();
+	mutex_unlock(&text_mutex);
+}
+
+/*
+ * The int3 goes in first: once every CPU sees it, none can be starting the
+ * jump, and none is inside the region (it never ran there while the jump
+ * was in), so the rest of the bytes can come back.
+ */
+void arch_unoptimize_kprobe_sites(struct list_head *sites)
+{
+	static const u8 int3 = INT3_INSN_OPCODE;
+	u8 armed[JMP32_INSN_SIZE];
+	struct kprobe_site *s;
+
+	mutex_lock(&text_mutex);
+	list_for_each_entry(s, sites, opt_list)
+		text_poke(s->addr, &int3, INT3_INSN_SIZE);
+	text_poke_sync();
+	list_for_each_entry(s, sites, opt_list)
+		text_poke(s->addr + INT3_INSN_SIZE, &s->arch.orig[1],
+			  JMP32_INSN_SIZE - INT3_INSN_SIZE);
+	text_poke_sync();
+	mutex_unlock(&text_mutex);
+
+	list_for_each_entry(s, sites, opt_list) {
+		kp_opt_armed_bytes(s, armed);
+		perf_event_text_poke(s->addr,
+				     text_gen_insn(JMP32_INSN_OPCODE, s->addr,
+						   s->arch.detour),
+				     JMP32_INSN_SIZE, armed, JMP32_INSN_SIZE);
+	}
+}

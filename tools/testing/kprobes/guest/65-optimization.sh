@@ -1,0 +1,137 @@
+#!/bin/sh
+# Jump optimization seen from user space, and its knob
+# /proc/sys/debug/kprobes-optimization (sysctl debug.kprobes-optimization):
+#  - the knob reads 1 at boot, takes 0 and 1 and refuses anything else;
+#  - kp_probe.ko post=0 on kp_target_asm+5 (nops, then a movabs: a region
+#    with no branch, see kp_target_asm.S) shows [OPTIMIZED] within a bounded
+#    wait; the same probe with a post handler never does;
+#  - 0 takes [OPTIMIZED] away at once, 1 brings it back;
+#  - two CPUs call the probed function while the knob goes back and forth:
+#    not one hit is lost; then while debugfs "enabled" goes back and forth:
+#    no more hits than calls, and every call is hit again afterwards.
+. /kptest/lib.sh
+
+KNOB=/proc/sys/debug/kprobes-optimization
+need "$KNOB"
+
+knob_set() {
+	echo "$1" 2>/dev/null > "$KNOB"
+}
+
+check "the knob reads 1 at boot" test "$(cat "$KNOB")" = 1
+for v in 2 -1 abc; do
+	check "the knob refuses '$v'" sh -c "! echo $v 2>/dev/null > $KNOB"
+	check "the knob still reads 1 after '$v'" test "$(cat "$KNOB")" = 1
+done
+check "the knob takes 0" knob_set 0
+check "the knob reads 0" test "$(cat "$KNOB")" = 0
+check "the knob takes 1" knob_set 1
+check "the knob reads 1" test "$(cat "$KNOB")" = 1
+
+# opt_state: the status tags of the probe on kp_target_asm+0x5.
+opt_state() {
+	list_sym kp_target_asm k | awk '$3 == "kp_target_asm+0x5" { print $NF }'
+}
+# wait_opt WANT: poll until the probe is [OPTIMIZED] (WANT=1) or not (0),
+# up to 30 s (the optimizer waits for an RCU-tasks grace period).
+wait_opt() {
+	_n=0
+	while [ $_n -lt 300 ]; do
+		case "$(opt_state)" in
+		*OPTIMIZED*) [ "$1" = 1 ] && return 0 ;;
+		*) [ "$1" = 0 ] && return 0 ;;
+		esac
+		usleep 100000
+		_n=$((_n + 1))
+	done
+	return 1
+}
+
+# calls_on CPU N: call kp_target_asm() N times, pinned to CPU (background).
+calls_on() {
+	taskset -c "$1" sh -c "i=0; while [ \$i -lt $2 ]; do echo \$i > $KP_TARGET_CALL || exit 1; i=\$((i + 1)); done" &
+}
+
+# toggle FILE COUNT: write 0 then 1 to FILE COUNT times, with short pauses.
+toggle() {
+	_i=0
+	while [ $_i -lt "$2" ]; do
+		echo 0 > "$1"
+		usleep 20000
+		echo 1 > "$1"
+		usleep 20000
+		_i=$((_i + 1))
+	done
+}
+
+hits() {
+	probe_count hits
+}
+
+if ! check "insmod kp_target.ko" load kp_target; then
+	check_klog
+	exit 1
+fi
+
+if check "kp_probe.ko with a post handler on kp_target_asm+5" \
+	probe_load sym=kp_target_asm offset=5 post=1; then
+	usleep 500000
+	check "with a post handler the probe is not [OPTIMIZED] ($(opt_state))" wait_opt 0 || show_list
+	check "rmmod kp_probe (post handler)" unload kp_probe
+fi
+
+if check "kp_probe.ko without a post handler on kp_target_asm+5" \
+	probe_load sym=kp_target_asm offset=5 post=0; then
+	check "the probe becomes [OPTIMIZED] within 30 s" wait_opt 1 || show_list
+	b=$(hits)
+	target_call 20
+	a=$(hits)
+	check "the optimized probe fires (20 calls: $b -> $a)" test "$((a - b))" = 20
+
+	knob_set 0
+	check "knob 0: [OPTIMIZED] goes at once ($(opt_state))" wait_opt 0
+	knob_set 1
+	check "knob 1: [OPTIMIZED] comes back" wait_opt 1 || show_list
+
+	cpus=$(grep -c '^processor' /proc/cpuinfo)
+	if [ "$cpus" -ge 2 ]; then
+		b=$(hits)
+		calls_on 0 300
+		p0=$!
+		calls_on 1 300
+		p1=$!
+		toggle "$KNOB" 10
+		wait $p0; r0=$?
+		wait $p1; r1=$?
+		a=$(hits)
+		check "two CPUs made their calls while the knob toggled" test "$r0$r1" = 00
+		check "knob toggling lost no hit (600 calls: $b -> $a)" test "$((a - b))" = 600
+		check "the knob ends at 1 and the probe [OPTIMIZED] again" wait_opt 1
+
+		b=$(hits)
+		calls_on 0 300
+		p0=$!
+		calls_on 1 300
+		p1=$!
+		toggle "$KP_ENABLED" 10
+		wait $p0; r0=$?
+		wait $p1; r1=$?
+		a=$(hits)
+		d=$((a - b))
+		check "two CPUs made their calls while enabled toggled" test "$r0$r1" = 00
+		check "enabled toggling: at most one hit per call ($d of 600)" test "$d" -le 600
+		check "enabled toggling: the probe is [OPTIMIZED] again" wait_opt 1
+		b=$(hits)
+		target_call 20
+		a=$(hits)
+		check "every call is hit again afterwards (20 calls: $b -> $a)" test "$((a - b))" = 20
+	else
+		skip "toggling while two CPUs call" "only $cpus CPU online"
+	fi
+	n=$(probe_count nmissed)
+	check "no missed hits ($n)" test "$n" = 0
+	check "rmmod kp_probe" unload kp_probe
+fi
+check "rmmod kp_target" unload kp_target
+knob_set 1
+check_klog
