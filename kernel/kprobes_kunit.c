@@ -752,6 +752,23 @@ static bool kpk_join_all(void)
 	return ok;
 }
 
+/* Stop the first @n workers, reap them and add up their calls and errors. */
+static bool kpk_stop_workers(int n, unsigned long *calls, unsigned long *bad)
+{
+	bool joined;
+	int i;
+
+	WRITE_ONCE(kpk_stop, true);
+	joined = kpk_join_all();
+	*calls = 0;
+	*bad = 0;
+	for (i = 0; i < n; i++) {
+		*calls += kpk_workers[i].calls;
+		*bad += kpk_workers[i].bad;
+	}
+	return joined;
+}
+
 /* End of a test that started workers: stop and release them all. */
 static void kpk_workers_action(void *unused)
 {
@@ -1469,14 +1486,9 @@ static void kpk_test_concurrent(struct kunit *test)
 				       i << 20, ULONG_MAX, cpu[i]);
 	for (round = 0; round < KPK_CHURN_ROUNDS && !err; round++)
 		err = kpk_churn_round(round);
-	WRITE_ONCE(kpk_stop, true);
-	joined = kpk_join_all();
+	joined = kpk_stop_workers(2, &calls, &bad);
 	KUNIT_EXPECT_EQ_MSG(test, err, 0, "round %d", round);
 	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker threads did not finish");
-	for (i = 0; i < 2; i++) {
-		calls += kpk_workers[i].calls;
-		bad += kpk_workers[i].bad;
-	}
 	KUNIT_EXPECT_EQ(test, bad, 0UL);
 	KUNIT_EXPECT_LE(test, (unsigned long)kpk_pre_hits(0), calls);
 
@@ -2450,7 +2462,7 @@ static void kpo_test_blockers(struct kunit *test)
 static void kpo_test_churn(struct kunit *test)
 {
 	unsigned long addr = kpk_point(KPK_rip_load);
-	unsigned long calls = 0, bad = 0, optimized = 0;
+	unsigned long calls, bad, optimized = 0;
 	int cpu[2], i, round, err = 0;
 	struct kprobe *p, *q;
 	bool joined;
@@ -2480,14 +2492,9 @@ static void kpo_test_churn(struct kunit *test)
 		unregister_kprobe(q);
 		optimized += kpo_optimized(p);
 	}
-	WRITE_ONCE(kpk_stop, true);
-	joined = kpk_join_all();
+	joined = kpk_stop_workers(2, &calls, &bad);
 	KUNIT_EXPECT_EQ_MSG(test, err, 0, "round %d", round);
 	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker threads did not finish");
-	for (i = 0; i < 2; i++) {
-		calls += kpk_workers[i].calls;
-		bad += kpk_workers[i].bad;
-	}
 	KUNIT_EXPECT_GT(test, calls, 0UL);
 	KUNIT_EXPECT_EQ(test, bad, 0UL);
 	KUNIT_EXPECT_EQ(test, (unsigned long)kpk_pre_hits(0), calls);

@@ -68,6 +68,22 @@ hits() {
 	probe_count hits
 }
 
+# toggled_calls FILE: 300 calls on each of CPUs 0 and 1 while FILE goes
+# 0/1 ten times; sets $ran (00 when both callers finished) and $got (hits).
+toggled_calls() {
+	_b=$(hits)
+	calls_on 0 300
+	_p0=$!
+	calls_on 1 300
+	_p1=$!
+	toggle "$1" 10
+	wait $_p0
+	_r0=$?
+	wait $_p1
+	ran=$_r0$?
+	got=$(($(hits) - _b))
+}
+
 if ! check "insmod kp_target.ko" load kp_target; then
 	check_klog
 	exit 1
@@ -95,31 +111,14 @@ if check "kp_probe.ko without a post handler on kp_target_asm+5" \
 
 	cpus=$(grep -c '^processor' /proc/cpuinfo)
 	if [ "$cpus" -ge 2 ]; then
-		b=$(hits)
-		calls_on 0 300
-		p0=$!
-		calls_on 1 300
-		p1=$!
-		toggle "$KNOB" 10
-		wait $p0; r0=$?
-		wait $p1; r1=$?
-		a=$(hits)
-		check "two CPUs made their calls while the knob toggled" test "$r0$r1" = 00
-		check "knob toggling lost no hit (600 calls: $b -> $a)" test "$((a - b))" = 600
+		toggled_calls "$KNOB"
+		check "two CPUs made their calls while the knob toggled" test "$ran" = 00
+		check "knob toggling lost no hit ($got of 600 calls)" test "$got" = 600
 		check "the knob ends at 1 and the probe [OPTIMIZED] again" wait_opt 1
 
-		b=$(hits)
-		calls_on 0 300
-		p0=$!
-		calls_on 1 300
-		p1=$!
-		toggle "$KP_ENABLED" 10
-		wait $p0; r0=$?
-		wait $p1; r1=$?
-		a=$(hits)
-		d=$((a - b))
-		check "two CPUs made their calls while enabled toggled" test "$r0$r1" = 00
-		check "enabled toggling: at most one hit per call ($d of 600)" test "$d" -le 600
+		toggled_calls "$KP_ENABLED"
+		check "two CPUs made their calls while enabled toggled" test "$ran" = 00
+		check "enabled toggling: at most one hit per call ($got of 600)" test "$got" -le 600
 		check "enabled toggling: the probe is [OPTIMIZED] again" wait_opt 1
 		b=$(hits)
 		target_call 20
