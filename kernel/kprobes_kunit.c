@@ -2099,10 +2099,10 @@ kunit_test_suites(&kpk_core_suite);
 
 /*
  * Targets whose regions (the instructions a 5-byte jump at the probe point
- * replaces) are known.  Probe points are listed in kpkunit_opt_points[].
+ * replaces) are known.  kpkunit_opt_point(i) gives probe point i.
  *
- * kpkunit_opt_rip(x)    = x + 0x1234 (+0x100 if x >= 5).  Records %rsp in
- *			   kpkunit_opt_sp and sets CF (x < 5) before the probe
+ * kpkunit_opt_rip(x)    = x + 0x1234 (+0x100 if x >= 5).  Records %rsp (for
+ *			   kpkunit_opt_sp()) and sets CF (x < 5) before the probe
  *			   point; the region is one RIP-relative load and a jb
  *			   right after it reads CF.
  * kpkunit_opt_str(x)    = 2x + 9.  Region: mov, stosq.
@@ -2129,7 +2129,7 @@ asm(
 "	.pushsection .text, \"ax\"\n"
 KPK_ASM_FUNC(kpkunit_opt_rip)
 	ASM_ENDBR
-"	mov %rsp, kpkunit_opt_sp(%rip)\n"
+"	mov %rsp, .Lkpo_sp(%rip)\n"
 "	cmp $5, %rdi\n"
 ".Lkpk_o_rip:\n"
 "	mov .Lkpk_word(%rip), %rdx\n"
@@ -2198,35 +2198,48 @@ KPK_ASM_FUNC(kpkunit_opt_target)
 "1:	add $5, %rax\n"
 	ASM_RET
 KPK_ASM_END(kpkunit_opt_target)
+
+KPK_ASM_FUNC(kpkunit_opt_point)
+	ASM_ENDBR
+"	lea .Lkpo_table(%rip), %rdx\n"
+"	movslq (%rdx,%rdi,4), %rax\n"
+"	lea kpkunit_asm_add(%rip), %rdx\n"
+"	add %rdx, %rax\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_opt_point)
+
+KPK_ASM_FUNC(kpkunit_opt_sp)
+	ASM_ENDBR
+"	mov .Lkpo_sp(%rip), %rax\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_opt_sp)
 "	.popsection\n"
 
 "	.pushsection .rodata, \"a\"\n"
 "	.balign 8\n"
-"	.type kpkunit_opt_points, @object\n"
-"kpkunit_opt_points:\n"
+".Lkpo_table:\n"
 KPK_PT(o_rip) KPK_PT(o_str) KPK_PT(o_str_stos) KPK_PT(o_push)
 KPK_PT(o_call) KPK_PT(o_ijmp) KPK_PT(o_target)
-"	.size kpkunit_opt_points, . - kpkunit_opt_points\n"
 "	.popsection\n"
 
 "	.pushsection .data, \"aw\"\n"
 "	.balign 8\n"
 ".Lkpo_buf:\n"
 "	.quad 0\n"
+".Lkpo_sp:\n"
+"	.quad 0\n"
 "	.popsection\n"
 );
 
 kpk_fn_t kpkunit_opt_rip, kpkunit_opt_str, kpkunit_opt_push;
 kpk_fn_t kpkunit_opt_call, kpkunit_opt_ijmp, kpkunit_opt_target;
-extern const s32 kpkunit_opt_points[KPO_NR_POINTS];
+/* Address of probe point i; %rsp at kpkunit_opt_rip's probe point. */
+kpk_fn_t kpkunit_opt_point, kpkunit_opt_sp;
 
-/* Address of probe point @pt of the optimization targets. */
 static unsigned long kpo_point(enum kpo_point pt)
 {
-	return (unsigned long)kpkunit_asm_add + kpkunit_opt_points[pt];
+	return (unsigned long)kpkunit_opt_point(pt);
 }
-extern unsigned long kpkunit_opt_sp;
-unsigned long kpkunit_opt_sp;
 
 static long kpo_model(kpk_fn_t *fn, long x)
 {
@@ -2306,7 +2319,8 @@ static void kpo_test_jump(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), i + 1);
 		KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], (unsigned long)x);
 		KUNIT_EXPECT_EQ(test, kpk_seen.pre_ip[0], addr + 1);
-		KUNIT_EXPECT_EQ(test, kpo_seen.sp, READ_ONCE(kpkunit_opt_sp));
+		KUNIT_EXPECT_EQ(test, kpo_seen.sp,
+				(unsigned long)kpkunit_opt_sp(0));
 		KUNIT_EXPECT_EQ(test, !!(kpo_seen.flags & X86_EFLAGS_CF),
 				x < 5);
 		KUNIT_EXPECT_EQ(test, !!(kpo_seen.flags & X86_EFLAGS_ZF),
