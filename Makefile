@@ -47,7 +47,7 @@ endif
 
 test: initramfs
 	@$(H)/boot.sh $(B) test $(B)/test.log
-	@$(H)/summarize.py $(B)/test.log
+	@$(H)/summarize.py $(B)/test.log $(B)/linux/.config
 
 stock: deps
 	@$(H)/prepare.sh $(STOCK_B) stock
@@ -56,7 +56,7 @@ stock: deps
 
 test-stock: stock
 	@$(H)/boot.sh $(STOCK_B) test $(STOCK_B)/test.log
-	@$(H)/summarize.py $(STOCK_B)/test.log
+	@$(H)/summarize.py $(STOCK_B)/test.log $(STOCK_B)/linux/.config
 
 # Both kernels boot the same guest and run only its ftracetest script; the
 # cases are compared (fails when ours does not pass a case stock passes).

@@ -1595,6 +1595,115 @@ static void kpk_test_ftrace(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_pre_hits(1), 3);
 }
 
+/* The ftrace call site at the entry of @fn, 0 when there is none. */
+static unsigned long kpk_fentry(kpk_fn_t *fn)
+{
+	return ftrace_location((unsigned long)fn);
+}
+
+/*
+ * A pre handler of an [FTRACE] probe that moves regs->ip and returns 1:
+ * ftrace resumes at the new address in the caller's frame, so the call
+ * returns what the replacement computes, the probed body never runs and
+ * no post handler is called.
+ */
+static void kpk_test_ftrace_redirect(struct kunit *test)
+{
+	unsigned long site = kpk_fentry(kpkunit_target_c);
+	struct kprobe *p;
+	long x = 19;
+
+	if (!site)
+		kunit_skip(test, "no ftrace call site at the entry");
+	p = kpk_probe(0, NULL, "kpkunit_target_c", 0, true, 0);
+	p->pre_handler = kpk_pre_redirect;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_EQ(test, (unsigned long)p->addr, site);
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(p));
+
+	WRITE_ONCE(kpkunit_sink, 0);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_c, x),
+			kpk_model(kpkunit_target_repl, x));
+	KUNIT_EXPECT_EQ_MSG(test, READ_ONCE(kpkunit_sink), (unsigned long)x + 4,
+			    "the sink was not written by the replacement alone");
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_c, -x),
+			kpk_model(kpkunit_target_repl, -x));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 2);
+	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 0);
+	KUNIT_EXPECT_EQ(test, kpk_seen.pre_ip[0], site + INT3_INSN_SIZE);
+	KUNIT_EXPECT_EQ(test, p->nmissed, 0UL);
+
+	kpk_unregister(test, p);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_c, x),
+			kpk_model(kpkunit_target_c, x));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kpkunit_sink), (unsigned long)x ^ 0x55);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 2);
+}
+
+/*
+ * A probe hit from a handler, with ftrace call sites on either side: the
+ * outer probe's handler (kpk_pre_nest) calls kpkunit_target_b.  Whatever
+ * the kinds of the two probes, the inner one runs no handler, counts one
+ * miss per hit and its function still returns the right value.
+ */
+static void kpk_test_ftrace_recursion(struct kunit *test)
+{
+	static const struct {
+		const char *desc;
+		unsigned int outer_off, inner_off;
+	} mix[] = {
+		{ "ftrace in ftrace", 0, 0 },
+		{ "breakpoint in ftrace", 0, MCOUNT_INSN_SIZE },
+		{ "ftrace in breakpoint", MCOUNT_INSN_SIZE, 0 },
+	};
+	unsigned long a = kpk_fentry(kpkunit_target_a);
+	unsigned long b = kpk_fentry(kpkunit_target_b);
+	struct kprobe *outer, *inner;
+	int m, i;
+
+	if (!a || !b)
+		kunit_skip(test, "no ftrace call site at the entry");
+	for (m = 0; m < ARRAY_SIZE(mix); m++) {
+		outer = kpk_probe(2 * m, (void *)(a + mix[m].outer_off), NULL,
+				  0, false, 0);
+		outer->pre_handler = kpk_pre_nest;
+		inner = kpk_probe(2 * m + 1, (void *)(b + mix[m].inner_off),
+				  NULL, 0, false, 0);
+		KUNIT_ASSERT_EQ(test, kpk_register(test, inner), 0);
+		KUNIT_ASSERT_EQ(test, kpk_register(test, outer), 0);
+		KUNIT_EXPECT_EQ_MSG(test, (int)kprobe_ftrace(outer), !mix[m].outer_off,
+				    "%s: outer probe kind", mix[m].desc);
+		KUNIT_EXPECT_EQ_MSG(test, (int)kprobe_ftrace(inner), !mix[m].inner_off,
+				    "%s: inner probe kind", mix[m].desc);
+
+		kpk_seen.nest_running_ok = false;
+		for (i = 1; i <= 3; i++)
+			KUNIT_EXPECT_EQ_MSG(test, kpk_call(kpkunit_target_a, i),
+					    kpk_model(kpkunit_target_a, i),
+					    "%s", mix[m].desc);
+		KUNIT_EXPECT_EQ_MSG(test, inner->nmissed, 3UL, "%s", mix[m].desc);
+		KUNIT_EXPECT_EQ_MSG(test, outer->nmissed, 0UL, "%s", mix[m].desc);
+		KUNIT_EXPECT_EQ_MSG(test, kpk_pre_hits(2 * m), 3, "%s",
+				    mix[m].desc);
+		KUNIT_EXPECT_EQ_MSG(test, kpk_pre_hits(2 * m + 1), 0, "%s",
+				    mix[m].desc);
+		KUNIT_EXPECT_TRUE_MSG(test, kpk_seen.nest_running_ok,
+				      "%s: kprobe_running() in the handler is not the probe",
+				      mix[m].desc);
+		KUNIT_EXPECT_EQ_MSG(test, kpk_seen.nest_result,
+				    kpk_model(kpkunit_target_b, 11), "%s",
+				    mix[m].desc);
+		KUNIT_EXPECT_NULL(test, kpk_running_now());
+
+		/* Outside a handler the inner probe fires as usual. */
+		kpk_call(kpkunit_target_b, 12);
+		KUNIT_EXPECT_EQ_MSG(test, kpk_pre_hits(2 * m + 1), 1, "%s",
+				    mix[m].desc);
+		kpk_unregister(test, outer);
+		kpk_unregister(test, inner);
+	}
+}
+
 static struct kunit_case kpk_core_cases[] = {
 	KUNIT_CASE(kpk_test_by_symbol),
 	KUNIT_CASE(kpk_test_by_addr),
@@ -1609,6 +1718,8 @@ static struct kunit_case kpk_core_cases[] = {
 	KUNIT_CASE_PARAM(kpk_test_insn, kpk_insn_gen_params),
 	KUNIT_CASE(kpk_test_boost),
 	KUNIT_CASE(kpk_test_ftrace),
+	KUNIT_CASE(kpk_test_ftrace_redirect),
+	KUNIT_CASE(kpk_test_ftrace_recursion),
 	KUNIT_CASE(kpk_test_adjacent),
 	KUNIT_CASE(kpk_test_batch_error),
 	KUNIT_CASE(kpk_test_batch_many),
@@ -1647,6 +1758,7 @@ static struct {
 	atomic_t returns[KPK_NRP];
 	atomic_t bad;		/* wrong data, value or kretprobe */
 	atomic_t nrec;
+	unsigned long entry_ip;	/* regs->ip in the latest entry handler */
 	long ret[KPK_NREC];
 	unsigned long retaddr[KPK_NREC];
 	unsigned long retip[KPK_NREC];
@@ -1673,6 +1785,7 @@ static int kpk_rp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 		return 1;
 	d->arg = regs->di;
 	d->tag = KPK_TAG ^ regs->di;
+	WRITE_ONCE(kpk_rs.entry_ip, regs->ip);
 	atomic_inc(&kpk_rs.entries[i]);
 	if (READ_ONCE(kpk_rs.skip_odd) && (regs->di & 1))
 		return 1;
@@ -1774,6 +1887,7 @@ static int kpk_rp_init(struct kunit *test)
 	}
 	atomic_set(&kpk_rs.bad, 0);
 	atomic_set(&kpk_rs.nrec, 0);
+	kpk_rs.entry_ip = 0;
 	memset(kpk_rs.ret, 0, sizeof(kpk_rs.ret));
 	memset(kpk_rs.retaddr, 0, sizeof(kpk_rs.retaddr));
 	memset(kpk_rs.retip, 0, sizeof(kpk_rs.retip));
@@ -1950,6 +2064,102 @@ static void kpk_rtest_with_kprobe(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_returns(0), 2);
 }
 
+/*
+ * A kretprobe alone on an ftrace call site: its kprobe is [FTRACE], the
+ * entry handler sees the argument and regs->ip as after an int3 at the
+ * site, the return handler the value (checked against the entry's private
+ * data by kpk_rp_return()) and, in regs->ip too, a real return address.
+ */
+static void kpk_rtest_ftrace(struct kunit *test)
+{
+	unsigned long site = kpk_fentry(kpkunit_target_c);
+	struct kretprobe *rp;
+	long x;
+	int n;
+
+	if (!site)
+		kunit_skip(test, "no ftrace call site at the entry");
+	rp = kpk_rprobe(0, kpkunit_target_c, "kpkunit_target_c", 0, true);
+	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
+	KUNIT_EXPECT_EQ(test, (unsigned long)rp->kp.addr, site);
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&rp->kp));
+
+	for (x = 1; x <= 4; x++)
+		KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_c, x * 7),
+				kpk_model(kpkunit_target_c, x * 7));
+	KUNIT_EXPECT_EQ(test, kpk_entries(0), 4);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 4);
+	KUNIT_EXPECT_EQ(test, kpk_rs.entry_ip, site + INT3_INSN_SIZE);
+	for (n = 0; n < 4; n++) {
+		KUNIT_EXPECT_EQ(test, kpk_rs.ret[n],
+				kpk_model(kpkunit_target_c, (n + 1) * 7));
+		KUNIT_EXPECT_EQ(test, kpk_rs.retip[n], kpk_rs.retaddr[n]);
+		KUNIT_EXPECT_TRUE(test, kernel_text_address(kpk_rs.retaddr[n]));
+		KUNIT_EXPECT_NE(test, kpk_rs.retaddr[n],
+				(unsigned long)kretprobe_trampoline_addr());
+	}
+	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
+	KUNIT_EXPECT_EQ(test, rp->kp.nmissed, 0UL);
+
+	kpk_rp_unregister(test, rp);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_c, 5),
+			kpk_model(kpkunit_target_c, 5));
+	KUNIT_EXPECT_EQ(test, kpk_entries(0), 4);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 4);
+}
+
+/*
+ * A kprobe and a kretprobe share one ftrace call site: both fire on every
+ * call; with either one unregistered the other goes on working.
+ */
+static void kpk_rtest_ftrace_shared(struct kunit *test)
+{
+	unsigned long site = kpk_fentry(kpkunit_target_c);
+	struct kretprobe *rp;
+	struct kprobe *p;
+
+	if (!site)
+		kunit_skip(test, "no ftrace call site at the entry");
+	p = kpk_probe(0, (void *)site, NULL, 0, true, 0);
+	rp = kpk_rprobe(0, kpkunit_target_c, "kpkunit_target_c", 0, true);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
+	KUNIT_EXPECT_PTR_EQ(test, p->addr, rp->kp.addr);
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(p));
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&rp->kp));
+
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_c, 31),
+			kpk_model(kpkunit_target_c, 31));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], 31UL);
+	KUNIT_EXPECT_EQ(test, kpk_seen.post_ip[0], site + MCOUNT_INSN_SIZE);
+	KUNIT_EXPECT_EQ(test, kpk_entries(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 1);
+
+	/* The kprobe goes: the kretprobe still fires. */
+	kpk_unregister(test, p);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_c, 32),
+			kpk_model(kpkunit_target_c, 32));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, kpk_entries(0), 2);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 2);
+	KUNIT_EXPECT_EQ(test, kpk_rs.ret[1], kpk_model(kpkunit_target_c, 32));
+
+	/* A kprobe comes back, the kretprobe goes: the kprobe still fires. */
+	p = kpk_probe(1, (void *)site, NULL, 0, true, 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(p));
+	kpk_rp_unregister(test, rp);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_c, 33),
+			kpk_model(kpkunit_target_c, 33));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(1), 1);
+	KUNIT_EXPECT_EQ(test, kpk_post_hits(1), 1);
+	KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[1], 33UL);
+	KUNIT_EXPECT_EQ(test, kpk_entries(0), 2);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), 2);
+}
+
 /* Unregistering while a probed call sleeps; it must still return home. */
 static void kpk_rtest_unregister_sleeping(struct kunit *test)
 {
@@ -2070,6 +2280,8 @@ static struct kunit_case kpk_rp_cases[] = {
 	KUNIT_CASE(kpk_rtest_maxactive),
 	KUNIT_CASE(kpk_rtest_recursion),
 	KUNIT_CASE(kpk_rtest_with_kprobe),
+	KUNIT_CASE(kpk_rtest_ftrace),
+	KUNIT_CASE(kpk_rtest_ftrace_shared),
 	KUNIT_CASE(kpk_rtest_unregister_sleeping),
 	KUNIT_CASE(kpk_rtest_batch),
 	KUNIT_CASE_SLOW(kpk_rtest_two_cpus),

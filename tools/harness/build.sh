@@ -2,7 +2,7 @@
 # Build the kernel in BUILD_DIR/linux, then the out-of-tree modules (our test
 # modules and, when given, the user's EXTRA directory), install the kernel's
 # modules under BUILD_DIR/oot/modroot and build the static guest programs
-# (BUILD_DIR/oot/bin).
+# (BUILD_DIR/oot/bin: kprobe_perf, kprobe_bpf).
 #
 #   build.sh BUILD_DIR [EXTRA_DIR]
 set -euo pipefail
@@ -42,6 +42,8 @@ make -C "$tree" -s INSTALL_MOD_PATH="$bdir/oot/modroot" modules_install >/dev/nu
 mkdir -p "$bdir/oot/bin"
 say "building tools/testing/kprobes/perf/kprobe_perf (static)"
 gcc -static -O2 -Wall -o "$bdir/oot/bin/kprobe_perf" "$top/tools/testing/kprobes/perf/kprobe_perf.c"
+say "building tools/testing/kprobes/bpf/kprobe_bpf (static)"
+gcc -static -O2 -Wall -o "$bdir/oot/bin/kprobe_bpf" "$top/tools/testing/kprobes/bpf/kprobe_bpf.c"
 if [ -n "$extra" ]; then
 	build_oot "$(cd "$extra" && pwd)" "$bdir/oot/extra"
 fi

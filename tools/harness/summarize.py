@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""Summarise a guest log: KUnit KTAP results, the shell tests' TAP lines and
-the health of the kernel log.  Prints each failure, then one closing line
-'N passed, N failed, N skipped' and exits 1 when anything failed."""
+"""Summarise a guest log: KUnit KTAP results, the shell tests' TAP lines, the
+kprobe events boot-time self test and the health of the kernel log.  Prints
+each failure, then one closing line 'N passed, N failed, N skipped' and exits
+1 when anything failed.
+
+    summarize.py LOG [CONFIG]
+
+With the kernel's CONFIG, a missing self-test result is a failure when
+CONFIG_FTRACE_STARTUP_TEST is set."""
 import re
 import sys
 
@@ -12,14 +18,27 @@ KPTEST = re.compile(r"^kptest: (ok|not ok) (\d+) (.*)$")
 BAD = re.compile(r"(BUG:|WARNING:|Oops|Kernel panic|general protection fault|"
                  r"INFO: possible|possible recursive locking|circular locking|"
                  r"UBSAN:|kretprobe BUG!|Call Trace:)")
+# trace_kprobe.c's startup test: "Testing kprobe tracing: " then, with
+# pr_cont() (so possibly on a line of its own), "OK" or "NG: ...".
+SELFTEST = re.compile(r"^(?:trace_kprobe: )?Testing kprobe tracing: ?(.*)$")
+SELFTEST_END = re.compile(r"^(OK|NG\b.*)$")
+SELFTEST_NAME = "selftest: kprobe tracing (CONFIG_FTRACE_STARTUP_TEST)"
 
 
 def parse(lines):
     passed, failed, skipped, bad = [], [], [], []
     child_seen = {}
     done = False
+    selftest = None     # None: not seen, "": verdict pending, else verdict
     for raw in lines:
         line = TS.sub("", raw.rstrip("\r\n"))
+        m = SELFTEST.match(line)
+        if m or (selftest == "" and SELFTEST_END.match(line)):
+            selftest = (m.group(1) if m else line).strip()
+            if selftest:
+                (passed if selftest == "OK" else failed).append(
+                    SELFTEST_NAME + ("" if selftest == "OK" else ": " + selftest))
+            continue
         m = KPTEST.match(line)
         if m:
             verdict, _, desc = m.groups()
@@ -47,13 +66,22 @@ def parse(lines):
             continue
         if BAD.search(line):
             bad.append(line)
-    return passed, failed, skipped, bad, done
+    if selftest == "":
+        failed.append(SELFTEST_NAME + ": no verdict after 'Testing kprobe tracing:'")
+    return passed, failed, skipped, bad, done, selftest is not None
+
+
+def startup_test_configured(config):
+    with open(config, errors="replace") as f:
+        return any(l.strip() == "CONFIG_FTRACE_STARTUP_TEST=y" for l in f)
 
 
 def main():
     path = sys.argv[1]
     with open(path, errors="replace") as f:
-        passed, failed, skipped, bad, done = parse(f)
+        passed, failed, skipped, bad, done, selftest_seen = parse(f)
+    if len(sys.argv) > 2 and startup_test_configured(sys.argv[2]) and not selftest_seen:
+        failed.append(SELFTEST_NAME + ": not in the log")
     if bad:
         failed.append("kernel log: %d problem line(s), first: %s" % (len(bad), bad[0]))
         for b in bad[:20]:
