@@ -16,9 +16,13 @@
 #include <linux/trace_recursion.h>
 #include <asm/text-patching.h>
 
-/* The probes at @ip fire: as if int3 trapped there, then the call ran. */
-static void kp_ftrace_fire(struct kprobe_site *s, unsigned long ip,
-			   struct pt_regs *regs)
+/*
+ * The probes at @ip fire: as if int3 trapped there, then the call ran.
+ * Inlined: a probe on ftrace costs little else than calls.
+ */
+static nokprobe_inline void kp_ftrace_fire(struct kprobe_site *s,
+					   unsigned long ip,
+					   struct pt_regs *regs)
 {
 	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
 
@@ -37,7 +41,6 @@ static void kp_ftrace_fire(struct kprobe_site *s, unsigned long ip,
 	kcb->kprobe_status = KPROBE_HIT_SSDONE;
 	kprobe_site_post(s, regs);
 }
-NOKPROBE_SYMBOL(kp_ftrace_fire);
 
 void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			   struct ftrace_ops *ops, struct ftrace_regs *fregs)
