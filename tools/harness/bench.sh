@@ -3,9 +3,10 @@
 #
 #   bench.sh
 #
-# Builds both kernels with the same config (the harness's plus the
-# benchmark's ftrace fragment, so they are separate from build/ours and
-# build/stock) in build/bench/{stock,ours}, the benchmark module against each,
+# Builds both kernels with the same config (the harness's, with the
+# debugging aids off by tools/testing/kprobes/bench/bench.config, so they are
+# separate from build/ours and build/stock) in build/bench/{stock,ours}, the
+# benchmark module against each,
 # and boots each twice: under -icount (the guest clock counts instructions, so
 # the figures repeat exactly) and without it (wall-clock nanoseconds, hit
 # costs only).  Writes build/bench/bench.{md,csv} and prints the table.
@@ -24,33 +25,45 @@ sides=${KP_BENCH_SIDES:-stock ours}
 jobs=${KP_JOBS:-$(nproc)}
 mkdir -p "$out"
 
-# Kernel, module and initramfs of one side; a side that fails to build is
+# Kernel and benchmark module of one side; a side that fails to build is
 # reported as such in the table instead of stopping the other.
 build_side() {
 	local side=$1 bdir=$out/$1
-	KP_CONFIG_EXTRA=$src/ftrace.config "$h/prepare.sh" "$bdir" "$side" &&
+	KP_CONFIG_EXTRA=$src/bench.config "$h/prepare.sh" "$bdir" "$side" &&
 	say "building $side kernel (-j$jobs)" &&
 	make -C "$bdir/linux" -j"$jobs" -s bzImage modules &&
 	rm -rf "$bdir/oot/extra" && mkdir -p "$bdir/oot/extra" &&
 	rsync -a --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' "$src/" "$bdir/oot/extra/" &&
-	make -C "$bdir/linux" -s M="$bdir/oot/extra" modules &&
-	"$h/initramfs.sh" "$bdir" "$src"
+	make -C "$bdir/linux" -s M="$bdir/oot/extra" modules
+}
+
+# The probe set of "reg" and "cover", the same on both sides: the kernel
+# proper's functions that every built kernel has, under a name that is
+# unique in each (two static functions of one name cannot be told apart).
+probe_set() {
+	local side
+	for side in "${built[@]}"; do
+		awk '($2 == "t" || $2 == "T") && $3 ~ /^[A-Za-z_]/ { print $3 }' \
+			"$out/$side/linux/System.map" | sort | uniq -u
+	done | sort | uniq -c | awk -v n=${#built[@]} '$1 == n { print $2 }' > "$out/probe-set.txt"
+	say "probe set: $(wc -l < "$out/probe-set.txt") functions common to: ${built[*]}"
 }
 
 # One boot: icount (every measure) or wall (hit costs, best of 3 loops);
-# TAG names a second icount run.  The guest sees one CPU either way (no ACPI
-# in this config, and QEMU's MP table lists only the boot CPU), so icount
-# runs are deterministic.
+# TAG names a second icount run.  The guest has one vCPU (the later -smp
+# wins): with two, QEMU's round-robin TCG does not repeat an -icount run
+# exactly.  With one, and the guest's clock starting at a fixed date (the
+# date feeds the guest's random numbers, hence address-space layouts), the
+# whole console log repeats byte for byte.
 run_side() {
 	local side=$1 mode=$2 tag=${3:-}
-	local log=$out/$side-$mode$tag.log qargs="" cmdline="" thread=multi
+	local log=$out/$side-$mode$tag.log qargs="-smp 1" cmdline=""
 	if [ "$mode" = icount ]; then
-		thread=single
-		qargs="-icount shift=0,sleep=off -rtc clock=vm"
+		qargs+=" -icount shift=0,sleep=off -rtc base=2024-01-01T00:00:00,clock=vm"
 	else
 		cmdline="kpbench.set=hits kpbench.reps=3"
 	fi
-	KP_TCG_THREAD=$thread KP_QEMU_ARGS=$qargs KP_CMDLINE=$cmdline \
+	KP_QEMU_ARGS=$qargs KP_CMDLINE=$cmdline \
 		KP_TIMEOUT=${KP_BENCH_TIMEOUT:-1800} \
 		"$h/boot.sh" "$out/$side" extra "$log" >/dev/null
 	grep -a -o 'kpbench: .*' "$log" | tr -d '\r' > "$out/$side-$mode$tag.txt" || true
@@ -67,6 +80,12 @@ for side in $sides; do
 		say "$side kernel or module did not build"
 		echo "build failed" > "$out/$side.failed"
 	fi
+done
+
+[ ${#built[@]} = 0 ] || probe_set
+for side in "${built[@]}"; do
+	cp "$out/probe-set.txt" "$out/$side/oot/extra/" &&
+	"$h/initramfs.sh" "$out/$side" "$src"
 done
 
 # The icount runs do not depend on host load: run them side by side, the
@@ -86,6 +105,7 @@ done
 version=$(make -C "$out/${built[0]:-stock}/linux" -s kernelversion 2>/dev/null || echo unknown)
 "$h/bench_table.py" "$out" "$version"
 
+say "make bench took ${SECONDS}s"
 rc=0
 if [ "${KP_BENCH_REPEAT:-0}" = 1 ]; then
 	for side in "${built[@]}"; do

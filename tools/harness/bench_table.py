@@ -17,7 +17,8 @@ SIDES = ("stock", "ours")
 HITS = [
     ("hit.none", "call, no probe (per call)"),
     ("hit.int3", "kprobe, int3 with post_handler"),
-    ("hit.boost", "kprobe, boosted (jump optimization off)"),
+    ("hit.boost", "kprobe, no post_handler, boosted where the kernel "
+     "boosts (jump optimization off)"),
     ("hit.opt", "kprobe, optimized"),
     ("hit.ftrace", "kprobe, ftrace-based"),
     ("hit.kret", "kretprobe (jump optimization off)"),
@@ -67,8 +68,9 @@ def parse(path):
             if len(words) < 3 or words[0] != "kpbench:":
                 continue
             name, value = words[1], words[2]
-            if value == "n/a":
-                res[name] = ("n/a: " + " ".join(words[3:]), "")
+            if value in ("n/a", "skipped"):
+                res[name] = (value.replace("skipped", "not run") + ": " +
+                             " ".join(words[3:]), "")
                 continue
             try:
                 float(value)
@@ -78,21 +80,70 @@ def parse(path):
     return res
 
 
+def first_int(note):
+    """The first number in a note such as "per probe (916 of 4298, ...)"."""
+    for w in note.translate(str.maketrans("(),", "   ")).split():
+        if w.isdigit():
+            return int(w)
+    return None
+
+
 def cell(side, run, data, key):
+    """(value as shown, note) of one measure on one side."""
     if os.path.exists(os.path.join(OUT, side + ".failed")):
         return "n/a: kernel did not build", ""
     if (side, run) not in data:
         return "not run", ""
     got = data[side, run].get(key)
-    if got and "bound hit" in got[1]:
-        # A bound cut the loop short: the figure is a rate over fewer probes.
-        n = got[1].split("(")[-1].split()[0]
-        return "%s (bound: rate over %s)" % (got[0], n), got[1]
-    if got:
-        return got
-    if "end" not in data[side, run]:
-        return "n/a: run did not finish", ""
-    return "n/a: not measured", ""
+    if not got:
+        # A whole group the guest skipped, e.g. "reg10000".
+        group = data[side, run].get(key.split(".")[0])
+        if group:
+            return group
+        if "end" not in data[side, run]:
+            return "n/a: run did not finish", ""
+        return "n/a: not measured", ""
+    value, note = got
+    if key == "hit.boost" and side == "stock" and preemptible(side):
+        # Upstream 6.12 boosts only when CONFIG_PREEMPTION is off.
+        value += " (not boosted: CONFIG_PREEMPTION)"
+    elif key.startswith("reg") and note:
+        n = first_int(note)
+        if key.endswith(".optimized"):
+            value += " (%s optimized)" % n
+        if "bound hit" in note:
+            # A bound cut the loop short: the figure is a rate.
+            value += " (bound hit: rate over %s)" % n
+        elif not key.endswith(".optimized") and n is not None \
+                and n < int(key[3:].split(".")[0]):
+            value += " (over %s)" % n
+    return value, note
+
+
+def brief(note):
+    """A note without what the table already says."""
+    note = note.replace("per probe", "").strip()
+    if note.startswith("(") and note.endswith(")"):
+        note = note[1:-1]
+    return "" if note.isdigit() else note
+
+
+def probe_set():
+    try:
+        with open(os.path.join(OUT, "probe-set.txt")) as f:
+            n = sum(1 for _ in f)
+    except OSError:
+        return "no common set was written, each kernel's own text symbols"
+    return "%d function names that both kernels have, once each " \
+        "(the guest keeps those outside init text)" % n
+
+
+def preemptible(side):
+    try:
+        with open(os.path.join(OUT, side, "linux", ".config")) as f:
+            return "CONFIG_PREEMPTION=y\n" in f.read()
+    except OSError:
+        return False
 
 
 def ratio(a, b):
@@ -121,18 +172,23 @@ def main():
     for key, run, measure, unit in rows():
         (s, sn), (o, on) = (cell(side, run, data, key) for side in SIDES)
         table.append((measure, unit, s, o, ratio(s, o)))
-        for side, note in (("stock", sn), ("ours", on)):
-            if note and key.startswith(("reg", "cover")):
-                notes.append("%s, %s: %s" % (measure, side, note))
-            elif note and "hits of" in note:
-                notes.append("%s, %s: %s" % (measure, side, note))
+        said = ["%s: %s" % (side, brief(note))
+                for side, note in (("stock", sn), ("ours", on))
+                if brief(note) and (key.startswith(("reg", "cover")) or
+                                    "hits of" in note)]
+        if said:
+            notes.append("%s (%s): %s" % (measure, unit, "; ".join(said)))
     date = datetime.date.today().isoformat()
     head = ("measure", "unit", "stock", "ours", "ours/stock")
     md = ["Linux %s, %s. insn: guest instructions (QEMU TCG, "
-          "-icount shift=0, one vCPU); us/probe: guest time under icount; "
-          "ns (wall): wall-clock nanoseconds under TCG without icount, best "
-          "of 3 loops. Hit costs are per hit, minus the unprobed call."
-          % (version, date), "",
+          "-icount shift=0, one vCPU); us/probe: guest time under icount "
+          "(1 us = 1000 instructions run, plus the virtual time the guest "
+          "waited, e.g. for grace periods); "
+          "ns (wall): wall-clock nanoseconds under TCG without icount (one "
+          "vCPU; they vary with the host and its load), best of 3 loops. "
+          "Hit costs are per hit, minus the unprobed call. Registration and "
+          "coverage probe the same functions on both sides: %s."
+          % (version, date, probe_set()), "",
           "| " + " | ".join(head) + " |",
           "| " + " | ".join("---" for _ in head) + " |"]
     md += ["| " + " | ".join(r) + " |" for r in table]

@@ -2,7 +2,7 @@
 # Pack the guest's initramfs: busybox, bash, our init and shell tests, the
 # kprobes sample modules, our test modules, the static test programs, the
 # kernel's modules (/lib/modules), upstream's ftrace selftests
-# (/kptest/ftrace) and the user's EXTRA modules.
+# (/kptest/ftrace) and the user's EXTRA modules with their .txt data files.
 #
 #   initramfs.sh BUILD_DIR [EXTRA_DIR]
 set -euo pipefail
@@ -63,11 +63,13 @@ tree_entries() {
 	if [ -n "$extra" ]; then
 		[ -f "$extra/run.sh" ] || die "$extra/run.sh missing"
 		echo "file /extra/run.sh $(cd "$extra" && pwd)/run.sh 755 0 0"
-		for f in "$bdir"/oot/extra/*.ko; do
+		for f in "$bdir"/oot/extra/*.ko "$bdir"/oot/extra/*.txt; do
 			[ -f "$f" ] && echo "file /extra/${f##*/} $f 644 0 0"
 		done
 	fi
 } > "$list"
 
-"$tree/usr/gen_init_cpio" "$list" | gzip -1 > "$bdir/initramfs.cpio.gz"
+# Fixed timestamps (-t 0, gzip -n): the same files give the same image, which
+# the benchmark's -icount runs need to repeat exactly.
+"$tree/usr/gen_init_cpio" -t 0 "$list" | gzip -n -1 > "$bdir/initramfs.cpio.gz"
 say "initramfs: $bdir/initramfs.cpio.gz"

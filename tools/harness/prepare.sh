@@ -128,14 +128,22 @@ configure() {
 }
 
 # Every option the fragments ask for must have survived olddefconfig
-# (the stock tree lacks our own test symbol, which is fine there).
+# (the stock tree lacks our own test symbol, which is fine there).  A later
+# fragment may override an earlier one ("# CONFIG_X is not set" switches X
+# off): the last word on each option counts.
 check_config() {
-	local line opt bad=0
-	for line in $(grep -h '^CONFIG_' "$@"); do
-		opt=${line%%=*}
+	local opt want bad=0
+	while read -r opt want; do
 		[ "$flavor" = stock ] && [ "$opt" = CONFIG_KPROBES_KUNIT_TEST ] && continue
-		grep -qx "$line" "$tree/.config" || { echo "config: $line did not stick" >&2; bad=1; }
-	done
+		if [ "$want" = n ]; then
+			! grep -q "^$opt=" "$tree/.config" || { echo "config: $opt is not off" >&2; bad=1; }
+		else
+			grep -qx "$opt=$want" "$tree/.config" || { echo "config: $opt=$want did not stick" >&2; bad=1; }
+		fi
+	done < <(sed -n -e 's/^\(CONFIG_[A-Za-z0-9_]*\)=\(.*\)/\1 \2/p' \
+			-e 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set/\1 n/p' "$@" |
+		awk '{ last[$1] = $2; if (!($1 in seen)) { seen[$1] = 1; order[n++] = $1 } }
+			END { for (i = 0; i < n; i++) print order[i], last[order[i]] }')
 	if [ "$flavor" = ours ] && grep -q '^CONFIG_KRETPROBE_ON_RETHOOK=y' "$tree/.config"; then
 		echo "config: KRETPROBE_ON_RETHOOK must be off for our kprobes" >&2
 		bad=1

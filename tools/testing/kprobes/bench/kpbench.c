@@ -47,6 +47,10 @@ static unsigned int inner_off = 9;
 module_param(inner_off, uint, 0444);
 MODULE_PARM_DESC(inner_off, "coverage: offset of the probe inside a function");
 
+static bool verbose;
+module_param(verbose, bool, 0444);
+MODULE_PARM_DESC(verbose, "coverage: also list the probes refused and the ones left on int3");
+
 #define KPB_MAX_SYMS	65536
 #define KPB_LIST	"/sys/kernel/debug/kprobes/list"
 
@@ -183,6 +187,10 @@ static long kpb_list_count(const char *tag)
 	f = filp_open(KPB_LIST, O_RDONLY, 0);
 	if (IS_ERR(f))
 		return -1;
+	if (debugfs_file_get(f->f_path.dentry)) {
+		filp_close(f, NULL);
+		return -1;
+	}
 	real = debugfs_real_fops(f);
 	buf = kmalloc(PAGE_SIZE + 1, GFP_KERNEL);
 	if (!buf || !real || real->read != seq_read)
@@ -206,6 +214,7 @@ static long kpb_list_count(const char *tag)
 	}
 out:
 	kfree(buf);
+	debugfs_file_put(f->f_path.dentry);
 	filp_close(f, NULL);
 	return n;
 }
@@ -506,10 +515,16 @@ static int kpb_cover(const char *what, unsigned int off)
 		return -ENOMEM;
 	for (i = 0; i < nsyms && ktime_get_ns() - t0 < bound; i++) {
 		struct kprobe *p = kpb_probe_init(&s.kp[s.n], syms[i] + off);
+		int ret;
 
 		p->flags = KPROBE_FLAG_DISABLED;
-		if (kpb_inside(syms[i], off) && !register_kprobe(p))
+		if (!kpb_inside(syms[i], off))
+			continue;
+		ret = register_kprobe(p);
+		if (!ret)
 			s.kps[s.n++] = p;
+		else if (verbose)
+			pr_info("cover.%s.refused %pS %d\n", what, p->addr, ret);
 	}
 	snprintf(note, sizeof(note), "of %u candidates%s", i,
 		 i < nsyms ? ", bound hit" : "");
@@ -518,9 +533,12 @@ static int kpb_cover(const char *what, unsigned int off)
 	for (i = 0; i < s.n && ktime_get_ns() - t0 < bound; i++)
 		if (strcmp(kpb_state(s.kps[i]), "ftrace"))
 			en += !enable_kprobe(s.kps[i]);
-	kpb_wait_optimized(s.kps, s.n, ktime_get_ns(), &got);
 	snprintf(note, sizeof(note), "of %u registered (%u others enabled%s)",
 		 s.n, en, i < s.n ? ", bound hit" : "");
+	kpb_wait_optimized(s.kps, s.n, ktime_get_ns(), &got);
+	for (i = 0; verbose && i < s.n; i++)
+		if (!strcmp(kpb_state(s.kps[i]), "int3"))
+			pr_info("cover.%s.int3 %pS\n", what, s.kps[i]->addr);
 	pr_info("cover.%s.ftrace %ld probes %s\n", what, ftr, note);
 	pr_info("cover.%s.optimized %ld probes %s\n", what, got, note);
 	unregister_kprobes(s.kps, s.n);

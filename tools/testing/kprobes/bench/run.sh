@@ -46,17 +46,32 @@ if want hits; then
 	run ftrace
 fi
 
-# Candidates: every text symbol of the kernel proper (not modules, not init
-# text), one per address, in address order (fixed-width hex sorts as text).
+# Candidates: text symbols of the kernel proper (not modules, not init text),
+# as "name address".  With /extra/probe-set.txt (bench.sh: the functions both
+# kernels have, under a name unique in each) the candidates are those, in
+# that order; without it, every text symbol in address order.  One probe per
+# address either way.
 awk 'NR == FNR { if ($3 == "_stext") s = $1; if ($3 == "_etext") e = $1; next }
-	NF == 3 && ($2 == "t" || $2 == "T") && $1 >= s && $1 < e { print $1 }' \
-	/proc/kallsyms /proc/kallsyms | sort -u > /tmp/kpbench.syms
+	NF == 3 && ($2 == "t" || $2 == "T") && $1 >= s && $1 < e { print $3, $1 }' \
+	/proc/kallsyms /proc/kallsyms > /tmp/kpbench.text
+if [ -f probe-set.txt ]; then
+	awk 'NR == FNR { a[$1] = $2; next } ($1 in a) && !seen[a[$1]]++ { print a[$1] }' \
+		/tmp/kpbench.text probe-set.txt > /tmp/kpbench.syms
+else
+	cut -d' ' -f2 /tmp/kpbench.text | sort -u > /tmp/kpbench.syms
+fi
 echo "kpbench: candidates $(wc -l < /tmp/kpbench.syms) text symbols"
 cat /tmp/kpbench.syms > $d/syms
 
+# 10,000 probes only when 1,000 finished within the bound (the table then
+# shows 10,000 where both kernels got that far).
 if want reg; then
 	run "reg 1000"
-	run "reg 10000"
+	if dmesg | grep 'kpbench: reg1000\.' | grep -q 'bound hit'; then
+		echo "kpbench: reg10000 skipped 1000 probes hit the bound"
+	else
+		run "reg 10000"
+	fi
 fi
 if want cover; then
 	run "cover entry"
