@@ -1,9 +1,14 @@
 #!/bin/bash
 # Apply the series in PATCH_DIR with `git am` to a pristine upstream tree,
 # build after every patch and run checkpatch.pl on each.  Exits non-zero when
-# a patch does not apply or does not build; checkpatch findings are reported.
+# a patch does not apply or does not build; checkpatch findings are reported
+# (one line per patch, the messages in build/check/<patch>.checkpatch).
 #
 #   check-patches.sh PATCH_DIR
+#
+# The tree is a git repository (build/check/linux) that is reset to upstream
+# on every run; the kernel is built out of it (O=build/check/obj), so later
+# runs and later patches rebuild only what changed.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -11,45 +16,62 @@ harness=$top/tools/harness
 . "$harness/lib.sh"
 
 pdir=$(abspath "$1")
-tree=$top/build/check/linux
+check=$(abspath "$top/build/check")
+tree=$check/linux
+obj=$check/obj
 tarball=${KP_UPSTREAM_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 jobs=${KP_JOBS:-$(nproc)}
 frags=("$harness"/config/*.config)
+git=(git -C "$tree" -c user.name=check -c user.email=check@localhost)
 
-if [ ! -d "$tree/.git" ]; then
+if [ ! -f "$tree/.git/refs/tags/pristine" ]; then
 	say "extracting a pristine tree into $tree (once)"
 	rm -rf "$tree"; mkdir -p "$tree"
 	tar -xf "$tarball" -C "$tree" --strip-components=1
-	git -C "$tree" init -q
-	git -C "$tree" add -A
-	git -C "$tree" -c user.name=upstream -c user.email=upstream@localhost commit -q -m upstream
-	git -C "$tree" tag pristine
+	"${git[@]}" init -q
+	# -f: upstream's .gitignore must not hide files of the tarball.
+	"${git[@]}" add -f -A
+	"${git[@]}" commit -q -m upstream
+	"${git[@]}" tag pristine
 fi
-git -C "$tree" am --abort >/dev/null 2>&1 || true
-git -C "$tree" reset -q --hard pristine
-git -C "$tree" clean -q -fdx -e .config -e '*.o' -e '*.cmd' >/dev/null
+"${git[@]}" am --abort >/dev/null 2>&1 || true
+"${git[@]}" reset -q --hard pristine
+"${git[@]}" clean -q -fdx
 
+# The harness's config; rerun after every patch, as one may add symbols.
 configure() {
-	make -C "$tree" -s tinyconfig >/dev/null
-	(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "${frags[@]}" >/dev/null)
-	make -C "$tree" -s olddefconfig >/dev/null
+	mkdir -p "$obj"
+	make -C "$tree" O="$obj" -s tinyconfig >/dev/null
+	KCONFIG_CONFIG=$obj/.config "$tree/scripts/kconfig/merge_config.sh" -m \
+		"$obj/.config" "${frags[@]}" >/dev/null
+	make -C "$tree" O="$obj" -s olddefconfig >/dev/null
 }
 
-warnings=0
+start=$(date +%s)
+findings=0
+summary=()
 for p in "$pdir"/*.patch; do
 	name=${p##*/}
-	git -C "$tree" -c user.name=check -c user.email=check@localhost am -q "$p" ||
-		die "$name does not apply"
+	"${git[@]}" am -q "$p" || die "$name does not apply"
 	configure
 	say "building after $name"
-	make -C "$tree" -j"$jobs" -s bzImage modules >"$top/build/check/$name.build.log" 2>&1 ||
-		{ tail -n 30 "$top/build/check/$name.build.log" >&2; die "build fails after $name"; }
-	if ! (cd "$tree" && scripts/checkpatch.pl -q --no-signoff "$p") >"$top/build/check/$name.checkpatch" 2>&1; then
-		warnings=$((warnings + 1))
+	t=$(date +%s)
+	make -C "$tree" O="$obj" -j"$jobs" -s bzImage modules >"$check/$name.build.log" 2>&1 ||
+		{ tail -n 30 "$check/$name.build.log" >&2; die "build fails after $name"; }
+	t=$(( $(date +%s) - t ))
+	(cd "$tree" && scripts/checkpatch.pl -q --no-signoff --show-types "$p") \
+		>"$check/$name.checkpatch" 2>&1 || true
+	total=$(grep '^total:' "$check/$name.checkpatch" || echo "total: 0 errors, 0 warnings")
+	total=${total#total: }
+	total=${total%, * lines checked}
+	case $total in
+	"0 errors, 0 warnings") ;;
+	*)	findings=$((findings + 1))
 		say "checkpatch findings for $name:"
-		cat "$top/build/check/$name.checkpatch" >&2
-	else
-		say "$name: applies, builds, checkpatch clean"
-	fi
+		grep -oE '^(ERROR|WARNING|CHECK):[A-Z0-9_]+' "$check/$name.checkpatch" | sort | uniq -c | sort -rn >&2 ;;
+	esac
+	summary+=("$name: applies, builds (${t}s), checkpatch: $total")
 done
-say "$warnings patch(es) with checkpatch findings"
+say "series checked in $(( $(date +%s) - start ))s against $(make -C "$tree" -s kernelversion):"
+printf '  %s\n' "${summary[@]}" >&2
+say "$findings patch(es) with checkpatch findings (details in $check/*.checkpatch)"
