@@ -44,6 +44,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#define KP_TAP_WHAT "bpf kprobe"
+#include "../lib/kp_user.h"
+
 #define PMU_DIR "/sys/bus/event_source/devices/kprobe"
 #define KP_LIST "/sys/kernel/debug/kprobes/list"
 #define FTRACE_FUNCS "/sys/kernel/tracing/available_filter_functions"
@@ -59,22 +62,6 @@ struct seen {
 	uint64_t func_ip;
 	uint64_t ax;
 };
-
-static int failures;
-
-static void result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - bpf kprobe: ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!ok)
-		failures++;
-}
 
 static long sys_bpf(int cmd, union bpf_attr *attr)
 {
@@ -223,26 +210,6 @@ static int read_num(const char *path, const char *fmt, int *v)
 	ok = fscanf(f, fmt, v) == 1;
 	fclose(f);
 	return ok ? 0 : -1;
-}
-
-/* SYM's address from /proc/kallsyms, 0 when not found or hidden. */
-static unsigned long long ksym_addr(const char *sym)
-{
-	char line[512], name[256], t[8];
-	unsigned long long a, found = 0;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %7s %255s", &a, t, name) == 3 &&
-		    !strcmp(name, sym)) {
-			found = a;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
 }
 
 /*

@@ -32,24 +32,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define KP_TAP_WHAT "perf kprobe"
+#include "../lib/kp_user.h"
+
 #define PMU_DIR "/sys/bus/event_source/devices/kprobe"
 #define KP_LIST "/sys/kernel/debug/kprobes/list"
-
-static int failures;
-
-static void result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - perf kprobe: ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!ok)
-		failures++;
-}
 
 static int read_line(const char *path, char *buf, size_t len)
 {
@@ -139,26 +126,6 @@ static int list_lines(const char *sym, char t)
 	}
 	fclose(f);
 	return n;
-}
-
-/* SYM's address from /proc/kallsyms, 0 when not found or hidden. */
-static unsigned long long ksym_addr(const char *sym)
-{
-	char line[512], name[256], t[8];
-	unsigned long long a, found = 0;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %7s %255s", &a, t, name) == 3 &&
-		    !strcmp(name, sym)) {
-			found = a;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
 }
 
 /*
