@@ -9,6 +9,7 @@
 #   make patches    the work as a git format-patch series against upstream
 #   make check-patches  apply the series to a pristine tree, build and checkpatch each patch
 #   make bench      probe hit and registration cost, ours against stock (build/bench)
+#   make stress     probes coming and going under load for STRESS_SECONDS (600)
 #   make clean / distclean
 #
 # EXTRA=<dir>: build the out-of-tree modules in <dir> against the kernel, put
@@ -17,12 +18,13 @@
 
 B ?= build/ours
 STOCK_B ?= build/stock
+STRESS_SECONDS ?= 600
 EXTRA ?=
 INTERACTIVE ?=
 H := tools/harness
 
 .PHONY: all deps prepare kernel initramfs run test stock test-stock compare \
-	patches check-patches bench clean distclean
+	patches check-patches bench stress clean distclean
 
 all: kernel
 
@@ -57,6 +59,13 @@ stock: deps
 test-stock: stock
 	@$(H)/boot.sh $(STOCK_B) test $(STOCK_B)/test.log
 	@$(H)/summarize.py $(STOCK_B)/test.log $(STOCK_B)/linux/.config
+
+# Only the stress test (95-stress.sh with kp_stress.ko), KUnit off.
+stress: initramfs
+	@KP_CMDLINE="kp.tests=95 kp.stress=$(STRESS_SECONDS) kunit.enable=0" \
+		KP_TIMEOUT=$$(($(STRESS_SECONDS) + 900)) \
+		$(H)/boot.sh $(B) test $(B)/stress.log
+	@$(H)/summarize.py $(B)/stress.log
 
 # Both kernels boot the same guest and run only its ftracetest script; the
 # cases are compared (fails when ours does not pass a case stock passes).
