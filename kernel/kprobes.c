@@ -32,6 +32,7 @@
 #include <linux/hash.h>
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleloader.h>
 #include <linux/sched/task.h>
@@ -615,20 +616,21 @@ static void kp_blacklist_module_remove(struct module *mod)
 	}
 }
 
+/* Add every entry it can; the first error, if any, is returned. */
 static int __init kp_blacklist_init(void)
 {
 	unsigned long *entry;
-	int ret;
+	int ret, err = 0;
 
 	for (entry = __start_kprobe_blacklist;
 	     entry < __stop_kprobe_blacklist; entry++) {
 		ret = kprobe_add_ksym_blacklist(*entry);
-		if (ret == -EINVAL)
-			continue;	/* e.g. a symbol in discarded init code */
-		if (ret < 0)
-			return ret;
+		/* -EINVAL: e.g. a symbol in discarded init code */
+		if (ret < 0 && ret != -EINVAL && !err)
+			err = ret;
 	}
-	return arch_populate_kprobe_blacklist();
+	ret = arch_populate_kprobe_blacklist();
+	return err ?: ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -691,49 +693,72 @@ int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym,
 	return on_entry ? 0 : -EINVAL;
 }
 
-static bool kp_text_reserved(kprobe_opcode_t *addr)
+/* The CFI and padding preambles in front of a function are not code. */
+static bool kp_in_preamble(unsigned long addr)
 {
-	bool ret;
+	char name[KSYM_NAME_LEN];
 
-	/* Places other subsystems rewrite at run time. */
-	jump_label_lock();
-	ret = jump_label_text_reserved(addr, addr) ||
-	      static_call_text_reserved(addr, addr);
-	jump_label_unlock();
-	return ret || find_bug((unsigned long)addr);
+	if (lookup_symbol_name(addr, name))
+		return false;
+	return str_has_prefix(name, "__cfi_") || str_has_prefix(name, "__pfx_");
+}
+
+/*
+ * Is @addr text no probe may go into?  Places other subsystems rewrite at
+ * run time, BUG()/WARN() sites, the blacklist, preambles.  Called with
+ * jump_label_lock() held and preemption off.
+ */
+static bool kp_text_refused(kprobe_opcode_t *addr)
+{
+	unsigned long a = (unsigned long)addr;
+
+	return in_gate_area_no_mm(a) || within_kprobe_blacklist(a) ||
+	       jump_label_text_reserved(addr, addr) ||
+	       static_call_text_reserved(addr, addr) ||
+	       find_bug(a) || kp_in_preamble(a);
 }
 
 /*
  * Check that @addr is text we may probe.  A probe in a module holds a
  * reference (returned in @modp) only until it is armed: probes pin nothing,
- * they go when their module goes.
+ * they go when their module goes.  Everything is checked with preemption
+ * off, so that a module found here cannot be freed before the reference
+ * is taken; the jump label lock keeps the jump label entries still.
  */
 static int kp_check_text(kprobe_opcode_t *addr, struct module **modp)
 {
 	unsigned long a = (unsigned long)addr;
-	struct module *mod;
+	struct module *mod = NULL;
 	int ret = 0;
 
 	*modp = NULL;
-	if (!core_kernel_text(a) && !is_module_text_address(a))
-		return -EINVAL;
-	if (within_kprobe_blacklist(a) || kp_text_reserved(addr))
-		return -EINVAL;
-
+	jump_label_lock();
 	preempt_disable();
-	mod = __module_text_address(a);
-	if (mod) {
-		if (!try_module_get(mod)) {
-			ret = -ENOENT;		/* on its way out */
-		} else if (within_module_init(a, mod) &&
-			   mod->state != MODULE_STATE_COMING) {
-			module_put(mod);	/* init text is gone */
-			ret = -ENOENT;
-		} else {
-			*modp = mod;
+	if (!core_kernel_text(a)) {
+		mod = __module_text_address(a);
+		if (!mod) {
+			ret = -EINVAL;
+			goto out;
 		}
 	}
+	if (kp_text_refused(addr)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (!mod)
+		goto out;
+	if (!try_module_get(mod)) {
+		ret = -ENOENT;		/* on its way out */
+	} else if (within_module_init(a, mod) &&
+		   mod->state != MODULE_STATE_COMING) {
+		module_put(mod);	/* init text is gone */
+		ret = -ENOENT;
+	} else {
+		*modp = mod;
+	}
+out:
 	preempt_enable();
+	jump_label_unlock();
 	return ret;
 }
 
@@ -745,64 +770,129 @@ static int kp_check_text(kprobe_opcode_t *addr, struct module **modp)
 
 bool kprobe_ftrace_disabled __read_mostly;
 
-static struct ftrace_ops kp_ftrace_ops = {
-	.func	= kprobe_ftrace_handler,
-	.flags	= FTRACE_OPS_FL_SAVE_REGS,
+/*
+ * Two ops: sites with a post handler go on the one that says it modifies
+ * regs->ip (the handler sets it to after the call for the post handlers),
+ * so that ftrace refuses them on a function another IPMODIFY user, such
+ * as livepatch, owns; and refuses that user while they are there.  Each
+ * ops is registered while it has an armed site.
+ */
+static struct kp_ftrace_hook {
+	struct ftrace_ops ops;
+	unsigned int armed;
+} kp_ftrace_hooks[2] = {
+	{ .ops = {
+		.func	= kprobe_ftrace_handler,
+		.flags	= FTRACE_OPS_FL_SAVE_REGS,
+	} },
+	{ .ops = {
+		.func	= kprobe_ftrace_handler,
+		.flags	= FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+	} },
 };
-
-/* Armed ftrace sites; the ops is registered while there is any. */
-static unsigned int kp_ftrace_armed;
 
 static bool kp_is_ftrace_site(kprobe_opcode_t *addr)
 {
 	return ftrace_location((unsigned long)addr) == (unsigned long)addr;
 }
 
-static int kp_ftrace_arm(struct kprobe_site *s)
+/* Put @s's address into @h's filter, registering @h for the first one. */
+static int kp_ftrace_hook_add(struct kp_ftrace_hook *h, struct kprobe_site *s)
 {
 	unsigned long ip = (unsigned long)s->addr;
 	int ret;
 
-	if (kprobe_ftrace_disabled)
-		return -ENODEV;
 	/* The filter first: registered with an empty one, it traces all. */
-	ret = ftrace_set_filter_ip(&kp_ftrace_ops, ip, 0, 0);
+	ret = ftrace_set_filter_ip(&h->ops, ip, 0, 0);
 	if (ret)
-		goto fail;
-	if (!kp_ftrace_armed) {
-		ret = register_ftrace_function(&kp_ftrace_ops);
+		return ret;
+	if (!h->armed) {
+		ret = register_ftrace_function(&h->ops);
 		if (ret) {
-			ftrace_set_filter_ip(&kp_ftrace_ops, ip, 1, 0);
-			goto fail;
+			ftrace_set_filter_ip(&h->ops, ip, 1, 0);
+			return ret;
 		}
 	}
-	kp_ftrace_armed++;
+	h->armed++;
 	return 0;
-fail:
-	pr_warn("cannot hook ftrace site %pS: %d\n", s->addr, ret);
-	return ret;
 }
 
-static int kp_ftrace_disarm(struct kprobe_site *s)
+static int kp_ftrace_hook_del(struct kp_ftrace_hook *h, struct kprobe_site *s)
 {
 	unsigned long ip = (unsigned long)s->addr;
 	int ret;
 
 	/* Unregister before the filter empties, for the same reason. */
-	if (kp_ftrace_armed == 1) {
-		ret = unregister_ftrace_function(&kp_ftrace_ops);
+	if (h->armed == 1) {
+		ret = unregister_ftrace_function(&h->ops);
 		if (ret) {
 			pr_warn("cannot unhook ftrace ops: %d\n", ret);
 			return ret;
 		}
 	}
-	kp_ftrace_armed--;
-	ret = ftrace_set_filter_ip(&kp_ftrace_ops, ip, 1, 0);
+	h->armed--;
+	ret = ftrace_set_filter_ip(&h->ops, ip, 1, 0);
 	if (ret)
 		pr_warn("cannot drop ftrace site %pS from the filter: %d\n",
 			s->addr, ret);
 	return 0;
 }
+
+static int kp_ftrace_arm(struct kprobe_site *s)
+{
+	bool ipmodify = kprobe_site_has_post(s);
+	int ret;
+
+	if (kprobe_ftrace_disabled)
+		return -ENODEV;
+	ret = kp_ftrace_hook_add(&kp_ftrace_hooks[ipmodify], s);
+	if (ret) {
+		pr_warn("cannot hook ftrace site %pS: %d\n", s->addr, ret);
+		return ret;
+	}
+	WRITE_ONCE(s->ftrace_ipmodify, ipmodify);
+	return 0;
+}
+
+static int kp_ftrace_disarm(struct kprobe_site *s)
+{
+	return kp_ftrace_hook_del(&kp_ftrace_hooks[s->ftrace_ipmodify], s);
+}
+
+/*
+ * An armed site moves to the other ops when it gains its first post
+ * handler or loses its last.  The new ops is hooked before the old one is
+ * unhooked, and the handler only acts on calls from the ops the site
+ * names (kprobe_ftrace_handler()), so no hit is lost or run twice.
+ */
+static int kp_ftrace_rehook(struct kprobe_site *s)
+{
+	bool ipmodify = kprobe_site_has_post(s);
+	int ret;
+
+	if (s->ftrace_ipmodify == ipmodify)
+		return 0;
+	ret = kp_ftrace_hook_add(&kp_ftrace_hooks[ipmodify], s);
+	if (ret)
+		return ret;
+	WRITE_ONCE(s->ftrace_ipmodify, ipmodify);
+	kp_ftrace_hook_del(&kp_ftrace_hooks[!ipmodify], s);
+	return 0;
+}
+
+/**
+ * kprobe_ftrace_ops_acts() - should a call of the ftrace handler fire @s?
+ * @s: the site of the traced address
+ * @ops: the ops ftrace called the handler for
+ *
+ * Return: true when @ops is the one @s is hooked on.
+ */
+bool kprobe_ftrace_ops_acts(struct kprobe_site *s, struct ftrace_ops *ops)
+{
+	return READ_ONCE(s->ftrace_ipmodify) ==
+	       !!(ops->flags & FTRACE_OPS_FL_IPMODIFY);
+}
+NOKPROBE_SYMBOL(kprobe_ftrace_ops_acts);
 
 /**
  * kprobe_ftrace_kill() - ftrace has shut down: stop using its call sites
@@ -825,6 +915,11 @@ static int kp_ftrace_arm(struct kprobe_site *s)
 }
 
 static int kp_ftrace_disarm(struct kprobe_site *s)
+{
+	return -ENODEV;
+}
+
+static int kp_ftrace_rehook(struct kprobe_site *s)
 {
 	return -ENODEV;
 }
@@ -857,6 +952,8 @@ static int kp_site_sync(struct kprobe_site *s)
 	int ret = 0;
 
 	lockdep_assert_held(&kprobe_mutex);
+	if (s->ftrace && want && s->armed)
+		return kp_ftrace_rehook(s);
 	if (want != s->armed) {
 		if (s->ftrace) {
 			ret = want ? kp_ftrace_arm(s) : kp_ftrace_disarm(s);
@@ -972,9 +1069,15 @@ static int kp_attach(struct kprobe *p, kprobe_opcode_t *addr)
 	if (s->ftrace)
 		p->flags |= KPROBE_FLAG_FTRACE;
 	if (p->post_handler) {
+		/*
+		 * Before @p shows: no jump may stay (it runs no post handler)
+		 * and an armed ftrace site moves to the IPMODIFY ops, which
+		 * ftrace may refuse (-EBUSY: livepatch got there first).
+		 */
 		WRITE_ONCE(s->nr_post, s->nr_post + 1);
-		/* A jump runs no post handler: take it out before @p shows. */
-		kprobe_opt_sync(s);
+		ret = kp_site_sync(s);
+		if (ret)
+			goto undo_post;
 	}
 	/* Fully set up before the hit path can see it. */
 	list_add_tail_rcu(&p->list, &s->probes);
@@ -984,8 +1087,11 @@ static int kp_attach(struct kprobe *p, kprobe_opcode_t *addr)
 
 	/* Not armed: undo, leaving no trace of @p. */
 	list_del_rcu(&p->list);
-	if (p->post_handler)
+undo_post:
+	if (p->post_handler) {
 		WRITE_ONCE(s->nr_post, s->nr_post - 1);
+		kp_site_sync(s);
+	}
 	p->site = NULL;
 	if (kp_site_release_if_empty(s)) {
 		synchronize_rcu();
@@ -1319,7 +1425,7 @@ static void kp_instance_recycle(struct kretprobe_instance *ri)
 
 	ri->task = NULL;
 	rcu_read_lock_sched_notrace();
-	if (likely(rcu_dereference_sched(rph->rp)))
+	if (likely(!READ_ONCE(rph->dead)))
 		objpool_push(ri, &rph->pool);
 	else
 		kp_holder_put(rph, 1);
@@ -1451,7 +1557,12 @@ static unsigned long kp_trampoline(struct pt_regs *regs, void *fp)
 
 		rp = get_kretprobe(ri);
 		ri->ret_addr = ret_addr;
-		if (rp && rp->handler && !kprobe_disabled(&rp->kp)) {
+		/*
+		 * Disabling stops new entries, not calls in flight: their
+		 * return handlers still run, since users pair them with
+		 * entry handlers.
+		 */
+		if (rp && rp->handler && !READ_ONCE(ri->rph->dead)) {
 			__this_cpu_write(current_kprobe, &rp->kp);
 			rp->handler(ri, regs);
 			__this_cpu_write(current_kprobe, &kprobe_busy);
@@ -1522,13 +1633,30 @@ static int kp_instance_init(void *obj, void *context)
 	return 0;
 }
 
+/* A return probe goes on the entry of a function that allows it. */
+static int kp_kretprobe_check_func(struct kprobe *p)
+{
+	unsigned long size, offset;
+	bool on_entry = false;
+	kprobe_opcode_t *at;
+
+	at = kp_resolve(p->addr, p->symbol_name, p->offset, &on_entry);
+	if (IS_ERR(at))
+		return PTR_ERR(at);
+	if (!on_entry)
+		return -EINVAL;
+	if (kallsyms_lookup_size_offset((unsigned long)at, &size, &offset) &&
+	    arch_kretprobe_refused((unsigned long)at - offset))
+		return -EINVAL;
+	return 0;
+}
+
 static int kp_kretprobe_prepare(struct kretprobe *rp)
 {
 	struct kretprobe_holder *rph;
 	int ret;
 
-	ret = kprobe_on_func_entry(rp->kp.addr, rp->kp.symbol_name,
-				   rp->kp.offset);
+	ret = kp_kretprobe_check_func(&rp->kp);
 	if (ret)
 		return ret;
 	if (rp->data_size > KRETPROBE_MAX_DATA_SIZE)
@@ -1543,8 +1671,9 @@ static int kp_kretprobe_prepare(struct kretprobe *rp)
 			   sizeof(struct kretprobe_instance) + rp->data_size,
 			   GFP_KERNEL, rph, kp_instance_init, NULL);
 	if (ret) {
+		/* Too many instances or too little memory: -ENOMEM, as upstream. */
 		kfree(rph);
-		return ret;
+		return -ENOMEM;
 	}
 	refcount_set(&rph->ref, rp->maxactive + 1);
 	rcu_assign_pointer(rph->rp, rp);
@@ -1555,13 +1684,16 @@ static int kp_kretprobe_prepare(struct kretprobe *rp)
 	return 0;
 }
 
-/* Unpublish the kretprobe; under kprobe_mutex, before the grace period. */
+/*
+ * Stop the kretprobe's return handlers from starting; under kprobe_mutex,
+ * before the grace period.
+ */
 static void kp_kretprobe_detach(struct kprobe *p)
 {
 	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
 
 	if (kp_is_kretprobe(p) && rp->rph)
-		RCU_INIT_POINTER(rp->rph->rp, NULL);
+		WRITE_ONCE(rp->rph->dead, true);
 }
 
 /*
@@ -1578,6 +1710,8 @@ static void kp_kretprobe_retire(struct kprobe *p)
 		return;
 	rph = rp->rph;
 	rp->rph = NULL;
+	/* No handler of @rp runs any more: calls still out find nothing. */
+	RCU_INIT_POINTER(rph->rp, NULL);
 	while (objpool_pop(&rph->pool))
 		n++;
 	kp_holder_put(rph, n);
@@ -1950,22 +2084,17 @@ static ssize_t kp_enabled_read(struct file *file, char __user *ubuf,
 	return simple_read_from_buffer(ubuf, count, ppos, val, 2);
 }
 
-/* Only "0" and "1" (with an optional newline) are accepted. */
+/* Whatever kstrtobool() takes: 0/1, y/n, on/off, with a newline or not. */
 static ssize_t kp_enabled_write(struct file *file, const char __user *ubuf,
 				size_t count, loff_t *ppos)
 {
-	char buf[3] = {};
+	bool enable;
 	int ret;
 
-	if (!count || count > 2)
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	if (count == 2 && buf[1] != '\n')
-		return -EINVAL;
-	if (buf[0] != '0' && buf[0] != '1')
-		return -EINVAL;
-	ret = kp_arm_all(buf[0] == '0');
+	ret = kstrtobool_from_user(ubuf, count, &enable);
+	if (ret)
+		return ret;
+	ret = kp_arm_all(!enable);
 	return ret ? ret : count;
 }
 
@@ -1997,12 +2126,10 @@ static int __init init_kprobes(void)
 {
 	int ret;
 
+	/* Without a full blacklist, the architecture's checks still hold. */
 	ret = kp_blacklist_init();
-	if (ret) {
-		pr_err("cannot build the blacklist (%d); kprobes disabled\n",
-		       ret);
-		return ret;
-	}
+	if (ret)
+		pr_warn("the blacklist is incomplete (%d)\n", ret);
 	ret = arch_init_kprobes();
 	if (ret) {
 		pr_err("architecture set-up failed (%d); kprobes disabled\n",

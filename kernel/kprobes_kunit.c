@@ -24,6 +24,7 @@
 #include <linux/jiffies.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
+#include <linux/objtool.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/preempt.h>
@@ -32,11 +33,14 @@
 #include <linux/sched.h>
 #include <linux/sched/task.h>
 #include <linux/string.h>
+#include <linux/unaligned.h>
+#include <asm/cpufeature.h>
 #include <asm/ibt.h>
 #include <asm/insn.h>
 #include <linux/linkage.h>
 #include <asm/nospec-branch.h>
 #include <asm/processor-flags.h>
+#include <asm/vsyscall.h>
 
 /* Every probed function here takes one long and returns one. */
 typedef long kpk_fn_t(long);
@@ -642,6 +646,8 @@ struct kpk_worker {
 
 static struct kpk_worker kpk_workers[KPK_NWORKERS];
 static bool kpk_stop;
+/* What workers check their results against; suites may widen it. */
+static long (*kpk_worker_model)(kpk_fn_t *fn, long x) = kpk_model;
 
 /* Workers asked to stand still (kpk_park), how many do, how many run. */
 static bool kpk_park;
@@ -668,7 +674,7 @@ static int kpk_worker_fn(void *data)
 			kpk_worker_park();
 
 		w->last = kpk_call(w->fn, x);
-		if (w->last != kpk_model(w->fn, x))
+		if (w->last != kpk_worker_model(w->fn, x))
 			w->bad++;
 		w->calls++;
 		/*
@@ -800,6 +806,7 @@ static int kpk_core_init(struct kunit *test)
 	kpk_seen.nest_running_ok = false;
 	WRITE_ONCE(kpk_stop, false);
 	WRITE_ONCE(kpk_park, false);
+	kpk_worker_model = kpk_model;
 	return 0;
 }
 
@@ -911,6 +918,120 @@ static void kpk_test_register_errors(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_rip, 2),
 			kpk_model(kpkunit_asm_rip, 2));
 	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 0);
+}
+
+/*
+ * The instruction rows of the errno table in Documentation/trace/kprobes.rst:
+ * kpkunit_asm_refused() holds one of each.  It is never called, only probed,
+ * so objtool is told not to follow it.  __pfx_kpkunit_asm_refused() stands
+ * for the padding the compiler puts in front of functions with
+ * CONFIG_CALL_PADDING: not code anyone calls.
+ */
+#define KPK_RF(name)	"	.long .Lkpk_rf_" #name " - kpkunit_asm_refused\n"
+
+asm(
+"	.pushsection .text, \"ax\"\n"
+"	.balign 16\n"
+"	.type __pfx_kpkunit_asm_refused, @function\n"
+"__pfx_kpkunit_asm_refused:\n"
+"	.rept 16\n"
+"	nop\n"
+"	.endr\n"
+"	.size __pfx_kpkunit_asm_refused, . - __pfx_kpkunit_asm_refused\n"
+"	.type kpkunit_asm_refused, @function\n"
+"kpkunit_asm_refused:\n"
+".Lkpk_rf_movds:\n	mov %eax, %ds\n"
+".Lkpk_rf_movss:\n	mov %eax, %ss\n"
+".Lkpk_rf_int3:\n	int3\n"
+".Lkpk_rf_intn:\n	int $0x80\n"
+".Lkpk_rf_int1:\n	.byte 0xf1\n"
+".Lkpk_rf_ud2:\n	ud2\n"
+".Lkpk_rf_ud1:\n	.byte 0x0f, 0xb9, 0xc0\n"
+".Lkpk_rf_iret:\n	iretq\n"
+".Lkpk_rf_ljmp:\n	ljmp *(%rax)\n"
+".Lkpk_rf_lcall:\n	lcall *(%rax)\n"
+".Lkpk_rf_lret:\n	lretq\n"
+".Lkpk_rf_hlt:\n	hlt\n"
+".Lkpk_rf_syscall:\n	syscall\n"
+".Lkpk_rf_swapgs:\n	swapgs\n"
+".Lkpk_rf_vmcall:\n	vmcall\n"
+".Lkpk_rf_ret:\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_asm_refused)
+"	.popsection\n"
+"	.pushsection .rodata, \"a\"\n"
+"	.balign 4\n"
+"kpkunit_refused_off:\n"
+KPK_RF(movds) KPK_RF(movss) KPK_RF(int3) KPK_RF(intn) KPK_RF(int1)
+KPK_RF(ud2) KPK_RF(ud1) KPK_RF(iret) KPK_RF(ljmp) KPK_RF(lcall)
+KPK_RF(lret) KPK_RF(hlt) KPK_RF(syscall) KPK_RF(swapgs) KPK_RF(vmcall)
+KPK_RF(ret)
+"	.popsection\n"
+);
+
+kpk_fn_t kpkunit_asm_refused;
+STACK_FRAME_NON_STANDARD(kpkunit_asm_refused);
+extern const s32 kpkunit_refused_off[];
+
+/* Same order as kpkunit_refused_off[]. */
+static const struct {
+	const char *insn;
+	int err;
+} kpk_refused[] = {
+	{ "mov %eax,%ds", 0 },		{ "mov %eax,%ss", -EINVAL },
+	{ "int3", -EILSEQ },		{ "int $0x80", -EILSEQ },
+	{ "int1", -EILSEQ },		{ "ud2", -EILSEQ },
+	{ "ud1", -EILSEQ },		{ "iretq", -EOPNOTSUPP },
+	{ "ljmp *(%rax)", -EOPNOTSUPP },	{ "lcall *(%rax)", -EOPNOTSUPP },
+	{ "lret", -EOPNOTSUPP },	{ "hlt", -EOPNOTSUPP },
+	{ "syscall", -EOPNOTSUPP },	{ "swapgs", -EOPNOTSUPP },
+	{ "vmcall", -EOPNOTSUPP },	{ "ret", 0 },
+};
+
+/* In arch/x86/kernel/kprobes/decode.c: the RIP-relative fixup. */
+int kp_copy_insn(u8 *dst, const u8 *src, struct insn *insn, long delta);
+
+/* Each row of the errno table that a kprobe can reach. */
+static void kpk_test_errno_table(struct kunit *test)
+{
+	u8 copy[MAX_INSN_SIZE];
+	struct kprobe *p;
+	struct insn insn;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(kpk_refused); i++) {
+		p = kpk_probe(0, NULL, "kpkunit_asm_refused",
+			      kpkunit_refused_off[i], true, 0);
+		KUNIT_EXPECT_EQ_MSG(test, kpk_try_register(p),
+				    kpk_refused[i].err, "%s",
+				    kpk_refused[i].insn);
+	}
+
+	/* The padding in front of a function, and anything in it. */
+	p = kpk_probe(0, NULL, "__pfx_kpkunit_asm_refused", 0, false, 0);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(p), -EINVAL);
+	p = kpk_probe(0, NULL, "__pfx_kpkunit_asm_refused", 11, false, 0);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(p), -EINVAL);
+
+#ifdef CONFIG_X86_VSYSCALL_EMULATION
+	/* The vsyscall page: text user space calls, but not ours. */
+	p = kpk_probe(0, (void *)VSYSCALL_ADDR, NULL, 0, false, 0);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(p), -EINVAL);
+#endif
+
+	/*
+	 * A RIP-relative operand the copy cannot reach: execmem keeps slots
+	 * within reach, so the fixup is asked directly.
+	 */
+	KUNIT_ASSERT_EQ(test, insn_decode_kernel(&insn,
+				(void *)kpk_point(KPK_rip_load)), 0);
+	KUNIT_EXPECT_EQ(test, kp_copy_insn(copy, (u8 *)kpk_point(KPK_rip_load),
+					   &insn, 1L << 40), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kp_copy_insn(copy, (u8 *)kpk_point(KPK_rip_load),
+					   &insn, 16), 0);
+	KUNIT_EXPECT_EQ(test, (long)get_unaligned((s32 *)
+				&copy[insn_offset_displacement(&insn)]),
+			(long)insn.displacement.value + 16);
 }
 
 /* Registering a kprobe that is already registered fails, harmlessly. */
@@ -1708,6 +1829,7 @@ static struct kunit_case kpk_core_cases[] = {
 	KUNIT_CASE(kpk_test_by_symbol),
 	KUNIT_CASE(kpk_test_by_addr),
 	KUNIT_CASE(kpk_test_register_errors),
+	KUNIT_CASE(kpk_test_errno_table),
 	KUNIT_CASE(kpk_test_register_twice),
 	KUNIT_CASE(kpk_test_not_registered),
 	KUNIT_CASE(kpk_test_disabled),
@@ -1762,6 +1884,7 @@ static struct {
 	long ret[KPK_NREC];
 	unsigned long retaddr[KPK_NREC];
 	unsigned long retip[KPK_NREC];
+	unsigned long retflags[KPK_NREC];
 	bool skip_odd;		/* entry handler refuses odd arguments */
 } kpk_rs;
 
@@ -1813,6 +1936,7 @@ static int kpk_rp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 		kpk_rs.ret[n] = ret;
 		kpk_rs.retaddr[n] = get_kretprobe_retaddr(ri);
 		kpk_rs.retip[n] = instruction_pointer(regs);
+		kpk_rs.retflags[n] = regs->flags;
 	}
 	atomic_inc(&kpk_rs.returns[i]);
 	return 0;
@@ -1891,6 +2015,7 @@ static int kpk_rp_init(struct kunit *test)
 	memset(kpk_rs.ret, 0, sizeof(kpk_rs.ret));
 	memset(kpk_rs.retaddr, 0, sizeof(kpk_rs.retaddr));
 	memset(kpk_rs.retip, 0, sizeof(kpk_rs.retip));
+	memset(kpk_rs.retflags, 0, sizeof(kpk_rs.retflags));
 	kpk_rs.skip_odd = false;
 	atomic_set(&kpk_wait_in, 0);
 	kpk_wait_want = 0;
@@ -1977,6 +2102,29 @@ static void kpk_rtest_return_address(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_rs.retip[1], kpk_point(KPK_call_ret2));
 }
 
+
+/* The kretprobe rows of the errno table. */
+static void kpk_rtest_errors(struct kunit *test)
+{
+	struct kretprobe *rp;
+
+	/* More instances than the pool can hold: -ENOMEM, as upstream. */
+	rp = kpk_rprobe(0, kpkunit_target_a, NULL, INT_MAX, false);
+	KUNIT_EXPECT_EQ(test, register_kretprobe(rp), -ENOMEM);
+	rp = kpk_rprobe(0, kpkunit_target_a, NULL, 4, true);
+	rp->data_size = KRETPROBE_MAX_DATA_SIZE + 1;
+	KUNIT_EXPECT_EQ(test, register_kretprobe(rp), -E2BIG);
+	rp = kpk_rprobe(0, NULL, "kpkunit_asm_add", 0, false);
+	rp->kp.offset = kpk_point(KPK_add_mov) - (unsigned long)kpkunit_asm_add;
+	KUNIT_EXPECT_EQ(test, register_kretprobe(rp), -EINVAL);
+	rp = kpk_rprobe(0, NULL, "__switch_to", 0, false);
+	KUNIT_EXPECT_EQ(test, register_kretprobe(rp), -EINVAL);
+
+	/* None of them left anything behind. */
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 2),
+			kpk_model(kpkunit_target_a, 2));
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpk_rs.returns[0]), 0);
+}
 /* More sleeping callers than instances: the rest are missed. */
 static void kpk_rtest_maxactive(struct kunit *test)
 {
@@ -2160,8 +2308,12 @@ static void kpk_rtest_ftrace_shared(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_returns(0), 2);
 }
 
-/* Unregistering while a probed call sleeps; it must still return home. */
-static void kpk_rtest_unregister_sleeping(struct kunit *test)
+/*
+ * A probed call sleeps while its kretprobe is unregistered (it must still
+ * return home, with no handler) or disabled (its return handler still
+ * runs: users pair entry and return handlers).
+ */
+static void kpk_rtest_sleeping(struct kunit *test, bool disable)
 {
 	struct kretprobe *rp;
 	struct kpk_worker *w = &kpk_workers[0];
@@ -2177,7 +2329,10 @@ static void kpk_rtest_unregister_sleeping(struct kunit *test)
 	/* No ASSERT until the worker is joined. */
 	err = kpk_worker_start(w, kpkunit_target_wait, 7, 1, -1);
 	in = !err && wait_for_completion_timeout(&kpk_wait_all_in, 60 * HZ);
-	kpk_rp_unregister(test, rp);
+	if (disable)
+		err = err ?: disable_kretprobe(rp);
+	else
+		kpk_rp_unregister(test, rp);
 	complete_all(&kpk_wait_go);
 	joined = kpk_join_all();
 	KUNIT_EXPECT_EQ(test, err, 0);
@@ -2188,12 +2343,79 @@ static void kpk_rtest_unregister_sleeping(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->bad, 0UL);
 	KUNIT_EXPECT_EQ(test, w->last, kpk_model(kpkunit_target_wait, 7));
 	KUNIT_EXPECT_EQ(test, kpk_entries(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 0);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), disable ? 1 : 0);
 
 	/* And the function runs unprobed afterwards. */
 	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_wait, 8),
 			kpk_model(kpkunit_target_wait, 8));
 	KUNIT_EXPECT_EQ(test, kpk_entries(0), 1);
+}
+
+static void kpk_rtest_unregister_sleeping(struct kunit *test)
+{
+	kpk_rtest_sleeping(test, false);
+}
+
+static void kpk_rtest_disable_sleeping(struct kunit *test)
+{
+	kpk_rtest_sleeping(test, true);
+}
+
+/*
+ * kpkunit_flags_ret(x) returns x with the flags of "cmp $5, x";
+ * kpkunit_flags_call(x) calls it and returns x | CF << 32 | ZF << 33 as
+ * it finds them after the return.
+ */
+asm(
+"	.pushsection .text, \"ax\"\n"
+KPK_ASM_FUNC(kpkunit_flags_ret)
+	ASM_ENDBR
+"	mov %rdi, %rax\n"
+"	cmp $5, %rdi\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_flags_ret)
+
+KPK_ASM_FUNC(kpkunit_flags_call)
+	ASM_ENDBR
+"	call kpkunit_flags_ret\n"
+"	setb %cl\n"
+"	sete %dl\n"
+"	movzbq %cl, %rcx\n"
+"	movzbq %dl, %rdx\n"
+"	shl $32, %rcx\n"
+"	shl $33, %rdx\n"
+"	or %rcx, %rax\n"
+"	or %rdx, %rax\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_flags_call)
+"	.popsection\n"
+);
+
+kpk_fn_t kpkunit_flags_ret, kpkunit_flags_call;
+
+static long kpk_flags_model(long x)
+{
+	return x | (long)(x < 5) << 32 | (long)(x == 5) << 33;
+}
+
+/* The return trampoline gives the caller the function's flags. */
+static void kpk_rtest_flags(struct kunit *test)
+{
+	struct kretprobe *rp = kpk_rprobe(0, kpkunit_flags_ret, NULL, 0, false);
+	static const long args[] = { 3, 5, 9 };
+	int i;
+
+	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
+	for (i = 0; i < ARRAY_SIZE(args); i++) {
+		KUNIT_EXPECT_EQ_MSG(test, kpk_call(kpkunit_flags_call, args[i]),
+				    kpk_flags_model(args[i]), "argument %ld",
+				    args[i]);
+		KUNIT_EXPECT_EQ(test, !!(kpk_rs.retflags[i] & X86_EFLAGS_CF),
+				args[i] < 5);
+		KUNIT_EXPECT_EQ(test, !!(kpk_rs.retflags[i] & X86_EFLAGS_ZF),
+				args[i] == 5);
+	}
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), (int)ARRAY_SIZE(args));
 }
 
 static void kpk_rtest_batch(struct kunit *test)
@@ -2277,12 +2499,15 @@ static struct kunit_case kpk_rp_cases[] = {
 	KUNIT_CASE(kpk_rtest_basic),
 	KUNIT_CASE(kpk_rtest_entry_data),
 	KUNIT_CASE(kpk_rtest_return_address),
+	KUNIT_CASE(kpk_rtest_errors),
 	KUNIT_CASE(kpk_rtest_maxactive),
 	KUNIT_CASE(kpk_rtest_recursion),
 	KUNIT_CASE(kpk_rtest_with_kprobe),
 	KUNIT_CASE(kpk_rtest_ftrace),
 	KUNIT_CASE(kpk_rtest_ftrace_shared),
 	KUNIT_CASE(kpk_rtest_unregister_sleeping),
+	KUNIT_CASE(kpk_rtest_disable_sleeping),
+	KUNIT_CASE(kpk_rtest_flags),
 	KUNIT_CASE(kpk_rtest_batch),
 	KUNIT_CASE_SLOW(kpk_rtest_two_cpus),
 	{}
@@ -2325,6 +2550,8 @@ kunit_test_suites(&kpk_core_suite);
  *			   taken for x >= 0): refused.
  * kpkunit_opt_target(x) = x + 5 (+3 if x is even).  A branch lands inside
  *			   the region: refused.
+ * kpkunit_opt_ac(x)     = x + 1.  The region (mov, add) is inside a
+ *			   stac/clac user access section; SMAP CPUs only.
  */
 enum kpo_point {
 	KPO_rip,
@@ -2334,6 +2561,7 @@ enum kpo_point {
 	KPO_call,
 	KPO_ijmp,
 	KPO_target,
+	KPO_ac,
 	KPO_NR_POINTS
 };
 
@@ -2411,6 +2639,16 @@ KPK_ASM_FUNC(kpkunit_opt_target)
 	ASM_RET
 KPK_ASM_END(kpkunit_opt_target)
 
+KPK_ASM_FUNC(kpkunit_opt_ac)
+	ASM_ENDBR
+"	stac\n"
+".Lkpk_o_ac:\n"
+"	mov %rdi, %rax\n"
+"	add $1, %rax\n"
+"	clac\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_opt_ac)
+
 KPK_ASM_FUNC(kpkunit_opt_point)
 	ASM_ENDBR
 "	lea .Lkpo_table(%rip), %rdx\n"
@@ -2431,7 +2669,7 @@ KPK_ASM_END(kpkunit_opt_sp)
 "	.balign 8\n"
 ".Lkpo_table:\n"
 KPK_PT(o_rip) KPK_PT(o_str) KPK_PT(o_str_stos) KPK_PT(o_push)
-KPK_PT(o_call) KPK_PT(o_ijmp) KPK_PT(o_target)
+KPK_PT(o_call) KPK_PT(o_ijmp) KPK_PT(o_target) KPK_PT(o_ac)
 "	.popsection\n"
 
 "	.pushsection .data, \"aw\"\n"
@@ -2445,6 +2683,7 @@ KPK_PT(o_call) KPK_PT(o_ijmp) KPK_PT(o_target)
 
 kpk_fn_t kpkunit_opt_rip, kpkunit_opt_str, kpkunit_opt_push;
 kpk_fn_t kpkunit_opt_call, kpkunit_opt_ijmp, kpkunit_opt_target;
+kpk_fn_t kpkunit_opt_ac;
 /* Address of probe point i; %rsp at kpkunit_opt_rip's probe point. */
 kpk_fn_t kpkunit_opt_point, kpkunit_opt_sp;
 
@@ -2467,6 +2706,8 @@ static long kpo_model(kpk_fn_t *fn, long x)
 		return x + 2;
 	if (fn == kpkunit_opt_target)
 		return x + 5 + (x & 1 ? 0 : 3);
+	if (fn == kpkunit_opt_ac)
+		return x + 1;
 	return kpk_model(fn, x);
 }
 
@@ -2678,35 +2919,114 @@ static void kpo_test_blockers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_pre_hits(2), 2);
 }
 
+/* The flags a handler of an optimized probe runs with, and is handed. */
+static struct {
+	unsigned long cpu;
+	unsigned long regs;
+} kpo_ac_seen;
+
+static int kpo_pre_ac(struct kprobe *p, struct pt_regs *regs)
+{
+	WRITE_ONCE(kpo_ac_seen.cpu, native_save_fl());
+	WRITE_ONCE(kpo_ac_seen.regs, regs->flags);
+	return kpk_pre(p, regs);
+}
+
+/*
+ * A probe inside a user access section: its handlers run with AC clear,
+ * as after an exception, and see the probed code's AC set in regs.
+ */
+static void kpo_test_user_access(struct kunit *test)
+{
+	struct kprobe *p;
+
+	if (!cpu_feature_enabled(X86_FEATURE_SMAP))
+		kunit_skip(test, "the CPU has no SMAP: stac would fault");
+	p = kpo_probe(0, kpo_point(KPO_ac), false);
+	p->pre_handler = kpo_pre_ac;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_ASSERT_TRUE(test, kpo_optimized(p));
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_opt_ac, 41),
+			kpo_model(kpkunit_opt_ac, 41));
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	KUNIT_EXPECT_TRUE(test, kpo_ac_seen.regs & X86_EFLAGS_AC);
+	KUNIT_EXPECT_FALSE(test, kpo_ac_seen.cpu & X86_EFLAGS_AC);
+}
+
 #define KPO_CHURN_ROUNDS	20
+
+/* The nested call kpo_pre_nest() makes, and how many came out wrong. */
+static atomic_t kpo_nest_calls, kpo_nest_bad;
+
+/* A handler that runs the optimized function: a re-entered hit there. */
+static int kpo_pre_nest(struct kprobe *p, struct pt_regs *regs)
+{
+	long x = (long)atomic_inc_return(&kpo_nest_calls);
+
+	if (kpk_call(kpkunit_opt_push, x) != kpo_model(kpkunit_opt_push, x))
+		atomic_inc(&kpo_nest_bad);
+	return 0;
+}
+
+struct kpo_churn_case {
+	const char *desc;
+	kpk_fn_t *fn;		/* holds the optimized probe */
+	int kpk;		/* its point: enum kpk_point, or -1 */
+	int kpo;		/* or enum kpo_point */
+	bool nest;		/* the second CPU reaches @fn from a handler */
+};
+
+static const struct kpo_churn_case kpo_churn_cases[] = {
+	{ "7-byte first instruction", kpkunit_asm_rip, KPK_rip_load, -1 },
+	{ "1-byte first instruction (push)", kpkunit_opt_push, -1, KPO_push },
+	{ "push, re-entered from a handler on the other CPU",
+	  kpkunit_opt_push, -1, KPO_push, true },
+};
+
+KUNIT_ARRAY_PARAM_DESC(kpo_churn, kpo_churn_cases, desc);
 
 /*
  * Two CPUs call an optimized probe's function while a post-handler probe
  * comes and goes on the same address: every change unoptimizes, every
- * removal optimizes again.  The steady probe must see every call.
+ * removal optimizes again.  The steady probe must see every call.  With a
+ * short first instruction, a hit that carries that instruction out while
+ * the jump is being taken out (the post handler already published, or a
+ * re-entered hit) must not resume inside the jump's displacement.
  */
 static void kpo_test_churn(struct kunit *test)
 {
-	unsigned long addr = kpk_point(KPK_rip_load);
+	const struct kpo_churn_case *c = test->param_value;
+	unsigned long addr = c->kpk >= 0 ? kpk_point(c->kpk) :
+				kpo_point(c->kpo);
 	unsigned long calls, bad, optimized = 0;
 	int cpu[2], i, round, err = 0;
-	struct kprobe *p, *q;
+	struct kprobe *p, *q, *r;
 	bool joined;
 
 	if (num_online_cpus() < 2)
 		kunit_skip(test, "needs two online CPUs");
 	cpu[0] = cpumask_first(cpu_online_mask);
 	cpu[1] = cpumask_next(cpu[0], cpu_online_mask);
+	kpk_worker_model = kpo_model;
+	atomic_set(&kpo_nest_calls, 0);
+	atomic_set(&kpo_nest_bad, 0);
 
 	p = kpo_probe(0, addr, false);
 	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
 	KUNIT_ASSERT_TRUE(test, kpo_optimized(p));
+	if (c->nest) {
+		r = kpk_probe(2, (void *)kpk_point(KPK_add_mov), NULL, 0,
+			      false, 0);
+		r->pre_handler = kpo_pre_nest;
+		KUNIT_ASSERT_EQ(test, kpk_register(test, r), 0);
+	}
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 				kpk_workers_action, NULL), 0);
 
 	/* No ASSERT until the workers are joined. */
 	for (i = 0; i < 2 && !err; i++)
-		err = kpk_worker_start(&kpk_workers[i], kpkunit_asm_rip,
+		err = kpk_worker_start(&kpk_workers[i],
+				       c->nest && i ? kpkunit_asm_add : c->fn,
 				       i << 20, ULONG_MAX, cpu[i]);
 	for (round = 0; round < KPO_CHURN_ROUNDS && !err; round++) {
 		q = kpo_probe(1, addr, round & 1);
@@ -2718,13 +3038,21 @@ static void kpo_test_churn(struct kunit *test)
 		unregister_kprobe(q);
 		optimized += kpo_optimized(p);
 	}
-	joined = kpk_stop_workers(2, &calls, &bad);
+	joined = kpk_stop_workers(c->nest ? 1 : 2, &calls, &bad);
 	KUNIT_EXPECT_EQ_MSG(test, err, 0, "round %d", round);
 	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker threads did not finish");
 	KUNIT_EXPECT_GT(test, calls, 0UL);
-	KUNIT_EXPECT_EQ(test, bad, 0UL);
+	KUNIT_EXPECT_EQ(test, bad + kpk_workers[1].bad, 0UL);
 	KUNIT_EXPECT_EQ(test, (unsigned long)kpk_pre_hits(0), calls);
-	KUNIT_EXPECT_EQ(test, p->nmissed, 0UL);
+	if (c->nest) {
+		/* Every nested hit is a miss, through the jump or the int3. */
+		KUNIT_EXPECT_GT(test, atomic_read(&kpo_nest_calls), 0);
+		KUNIT_EXPECT_EQ(test, p->nmissed,
+				(unsigned long)atomic_read(&kpo_nest_calls));
+		KUNIT_EXPECT_EQ(test, atomic_read(&kpo_nest_bad), 0);
+	} else {
+		KUNIT_EXPECT_EQ(test, p->nmissed, 0UL);
+	}
 	/* Rounds with a post handler leave it a breakpoint till the wait. */
 	KUNIT_EXPECT_EQ(test, optimized, (unsigned long)KPO_CHURN_ROUNDS);
 }
@@ -2774,10 +3102,12 @@ static struct kunit_case kpo_cases_list[] = {
 	KUNIT_CASE(kpo_test_jump),
 	KUNIT_CASE_PARAM(kpo_test_kinds, kpo_kind_gen_params),
 	KUNIT_CASE(kpo_test_blockers),
+	KUNIT_CASE(kpo_test_user_access),
 #ifdef CONFIG_KRETPROBES
 	KUNIT_CASE(kpo_test_kretprobe),
 #endif
-	KUNIT_CASE_SLOW(kpo_test_churn),
+	KUNIT_CASE_PARAM_ATTR(kpo_test_churn, kpo_churn_gen_params,
+			      { .speed = KUNIT_SPEED_SLOW }),
 	{}
 };
 

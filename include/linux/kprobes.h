@@ -120,9 +120,15 @@ static inline bool kprobe_ftrace(struct kprobe *p)
 /*
  * The instances of one kretprobe.  It outlives the kretprobe while some of
  * its instances are still waiting for their functions to return.
+ *
+ * @rp stays valid for as long as a return handler may run: unregistering
+ * first marks the holder @dead (no handler starts any more, instances go
+ * back to no pool), waits for the handlers in flight, and only then
+ * clears @rp.  So get_kretprobe() is never NULL inside a handler.
  */
 struct kretprobe_holder {
 	struct kretprobe __rcu	*rp;	/* NULL once unregistered */
+	bool			dead;	/* being unregistered */
 	struct objpool_head	pool;	/* free instances */
 	refcount_t		ref;	/* instances not yet retired, + 1 */
 	struct rcu_head		rcu;
@@ -205,6 +211,7 @@ struct kprobe_site {
 	bool			armed;
 	bool			gone;
 	bool			ftrace;
+	bool			ftrace_ipmodify;	/* on the IPMODIFY ops */
 	u8			opt;
 	u8			opt_len;
 	bool			opt_used;
@@ -273,6 +280,8 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
 					 bool *on_func_entry);
 int arch_init_kprobes(void);
 bool arch_within_kprobe_blacklist(unsigned long addr);
+/* May the function starting at @func not have a return probe? */
+bool arch_kretprobe_refused(unsigned long func);
 
 #ifdef CONFIG_OPTPROBES
 /*
@@ -470,6 +479,7 @@ static inline int enable_kretprobe(struct kretprobe *rp)
 /* The architecture's handler for probes on ftrace call sites. */
 void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			   struct ftrace_ops *ops, struct ftrace_regs *fregs);
+bool kprobe_ftrace_ops_acts(struct kprobe_site *s, struct ftrace_ops *ops);
 /* Set once ftrace has shut itself down: its call sites are dead ends. */
 extern bool kprobe_ftrace_disabled;
 void kprobe_ftrace_kill(void);

@@ -302,13 +302,17 @@ int __init arch_populate_kprobe_blacklist(void)
 		if (ret)
 			return ret;
 	}
-	/*
-	 * __switch_to() is entered on the old task's stack and returns on the
-	 * new one, so a return probe there would attach the instance to the
-	 * wrong task; the documentation promises -EINVAL for any probe.
-	 */
-	ret = kprobe_add_ksym_blacklist((unsigned long)__switch_to);
-	return ret < 0 ? ret : 0;	/* a size on success */
+	return 0;
+}
+
+/*
+ * __switch_to() is entered on the old task's stack and returns on the new
+ * one, so the return would find the other task's pending instances.  A
+ * plain probe there is fine.
+ */
+bool arch_kretprobe_refused(unsigned long func)
+{
+	return func == (unsigned long)__switch_to;
 }
 
 int __init arch_init_kprobes(void)

@@ -5,18 +5,22 @@
  * on a hit (emulated, or run from an out-of-line slot).  Also prepares and
  * releases the slot.
  *
- * Refused (-EINVAL), because they cannot run anywhere but in place or they
- * leave the kernel's control: int3, int n, int1, into, iret, far jmp, call
- * and ret, syscall/sysret/sysenter/sysexit, swapgs, VMX/SVM entry and
- * exit instructions, rsm, ud0/ud1/ud2 (BUG/WARN sites), hlt and mwait (they
- * would sleep with interrupts off), loads of segment registers, xbegin,
- * sti right before hlt or mwait (emulation loses sti's interrupt shadow),
- * a near branch with an operand- or address-size prefix, REX2 and
- * emulate-prefixed instructions, endbr64 with kernel IBT, and instructions
- * that already start with an int3 that is not ours.
+ * Refused, with the errno upstream gives where it refuses the same thing
+ * (the table is in Documentation/trace/kprobes.rst):
+ *  -EILSEQ: instructions that raise an exception on purpose (int3, int n,
+ *	int1, into, ud0/ud1/ud2: debuggers' breakpoints, BUG/WARN sites);
+ *  -EOPNOTSUPP: instructions that cannot run anywhere but in place or that
+ *	leave the kernel's control: iret, far jmp, call and ret,
+ *	syscall/sysret/sysenter/sysexit, swapgs, VMX/SVM, SGX, rsm, and hlt
+ *	and mwait (they would wait with interrupts off while stepped);
+ *  -EINVAL: mov to %ss (it hides the trap after it), xbegin, sti right
+ *	before hlt or mwait (emulation loses sti's interrupt shadow), a near
+ *	branch with an operand- or address-size prefix, REX2 and
+ *	emulate-prefixed instructions, endbr64 with kernel IBT.
  */
 #include <linux/kprobes.h>
 #include <linux/kallsyms.h>
+#include <linux/kgdb.h>
 #include <linux/extable.h>
 #include <linux/ftrace.h>
 #include <linux/memory.h>
@@ -129,6 +133,17 @@ int kp_func_decode(const struct kp_func *f, unsigned long at,
 	return 0;
 }
 
+/* Is the instruction at @addr a breakpoint kgdb put there? */
+static bool kp_debugger_break(unsigned long addr, struct insn *insn)
+{
+#ifdef CONFIG_KGDB
+	return insn->opcode.bytes[0] == INT3_INSN_OPCODE &&
+	       kgdb_has_hit_break(addr);
+#else
+	return false;
+#endif
+}
+
 /*
  * x86 instructions have no alignment, so the only way to know whether
  * @addr starts one is to decode its function from the start.  Padding and
@@ -140,9 +155,16 @@ static int kp_check_boundary(const struct kp_func *f, unsigned long addr)
 	struct insn insn;
 	unsigned long cur;
 
-	for (cur = f->start; cur < addr; cur += insn.length)
+	for (cur = f->start; cur < addr; cur += insn.length) {
 		if (kp_func_decode(f, cur, &insn))
 			return -EILSEQ;
+		/*
+		 * A debugger's breakpoint hides the length of the instruction
+		 * it replaced, and with it every boundary after it.
+		 */
+		if (kp_debugger_break(cur, &insn))
+			return -EILSEQ;
+	}
 
 	return cur == addr ? 0 : -EILSEQ;
 }
@@ -194,7 +216,7 @@ static int kp_classify_group5(struct insn *insn, struct arch_kprobe_site *a)
 
 	if (reg != 2 && reg != 4) {
 		/* /3 and /5 are far transfers; the others are plain. */
-		return (reg == 3 || reg == 5) ? -EINVAL : 0;
+		return (reg == 3 || reg == 5) ? -EOPNOTSUPP : 0;
 	}
 	if (kp_odd_branch(insn))
 		return -EINVAL;
@@ -264,13 +286,15 @@ static int kp_classify_onebyte(const struct kp_func *f, unsigned long addr,
 		return 0;
 	case 0xc7:	/* xbegin: a relative branch for the abort path */
 		return insn->modrm.bytes[0] == 0xf8 ? -EINVAL : 0;
-	case 0x8e:	/* mov to a segment register */
+	case 0x8e:	/* mov to a segment register: not %ss, see above */
+		return X86_MODRM_REG(insn->modrm.bytes[0]) == 2 ? -EINVAL : 0;
+	case 0xcc: case 0xcd: case 0xce: case 0xf1:	/* int3/int/into/int1 */
+		return -EILSEQ;
 	case 0x9a: case 0xea:		/* far call/jmp absolute */
 	case 0xca: case 0xcb:		/* far ret */
-	case 0xcc: case 0xcd: case 0xce: case 0xf1:	/* int3/int/into/int1 */
 	case 0xcf:			/* iret */
 	case 0xf4:			/* hlt */
-		return -EINVAL;
+		return -EOPNOTSUPP;
 	}
 	return 0;
 }
@@ -305,17 +329,16 @@ static int kp_classify_twobyte(unsigned long addr, struct insn *insn,
 	switch (opc) {
 	case 0x01:
 		return X86_MODRM_MOD(modrm) == 3 && kp_bad_group7(modrm) ?
-			-EINVAL : 0;
+			-EOPNOTSUPP : 0;
 	case 0x1f:	/* the long nops */
 		if (!kp_has_prefix(insn, KP_PREFIX_LOCK))
 			a->op = KPX_NOP;
 		return 0;
-	case 0x05: case 0x07: case 0x34: case 0x35:	/* system calls */
 	case 0x0b: case 0xb9: case 0xff:		/* ud2, ud1, ud0 */
-	case 0xa1: case 0xa9:				/* pop %fs/%gs */
-	case 0xb2: case 0xb4: case 0xb5:		/* lss, lfs, lgs */
+		return -EILSEQ;
+	case 0x05: case 0x07: case 0x34: case 0x35:	/* system calls */
 	case 0xaa:					/* rsm */
-		return -EINVAL;
+		return -EOPNOTSUPP;
 	}
 	return 0;
 }
@@ -334,7 +357,8 @@ static bool kp_is_endbr64(const u8 *buf)
  * @insn: its decoding
  * @a: gets .op and, for branches, .target, .cond and .imm
  *
- * Return: 0, or -EINVAL when it cannot be probed.
+ * Return: 0, or -EILSEQ, -EOPNOTSUPP or -EINVAL (see the top of this file)
+ * when it cannot be probed.
  */
 int kp_classify(const struct kp_func *f, unsigned long addr,
 		struct insn *insn, struct arch_kprobe_site *a)
@@ -343,7 +367,7 @@ int kp_classify(const struct kp_func *f, unsigned long addr,
 
 	/* The int3 of a debugger: what it replaced is unknown to us. */
 	if (buf[0] == INT3_INSN_OPCODE)
-		return -EINVAL;
+		return -EILSEQ;
 	/* An indirect branch must land on the endbr itself, not on int3. */
 	if (IS_ENABLED(CONFIG_X86_KERNEL_IBT) && kp_is_endbr64(buf))
 		return -EINVAL;
@@ -368,7 +392,8 @@ int kp_classify(const struct kp_func *f, unsigned long addr,
  * @insn: its decoding
  * @delta: original address minus the address it will run at
  *
- * Return: 0, or -ERANGE when a RIP-relative operand cannot reach from there.
+ * Return: 0, or -EINVAL (as upstream) when a RIP-relative operand cannot
+ * reach from there.
  */
 int kp_copy_insn(u8 *dst, const u8 *src, struct insn *insn, long delta)
 {
@@ -379,8 +404,10 @@ int kp_copy_insn(u8 *dst, const u8 *src, struct insn *insn, long delta)
 		return 0;
 	disp = (s64)insn->displacement.value + delta;
 	/* execmem keeps slots near the text, but make sure. */
-	if (disp != (s32)disp)
-		return -ERANGE;
+	if (disp != (s32)disp) {
+		pr_err("kprobes: a RIP-relative operand is out of the copy's reach\n");
+		return -EINVAL;
+	}
 	put_unaligned((s32)disp, (s32 *)&dst[insn_offset_displacement(insn)]);
 	return 0;
 }
@@ -482,8 +509,11 @@ static int kp_analyse(struct kprobe_site *s, const struct kp_func *f,
 	ret = kp_func_decode(f, addr, insn);
 	if (ret)
 		return ret;
-	/* Lock prefixes the SMP alternatives may rewrite under our copy. */
-	if (alternatives_text_reserved(s->addr, s->addr + insn->length))
+	/*
+	 * Lock prefixes the SMP alternatives may rewrite under our copy (the
+	 * end of the range is its last byte).
+	 */
+	if (alternatives_text_reserved(s->addr, s->addr + insn->length - 1))
 		return -EINVAL;
 
 	s->arch.len = insn->length;
@@ -560,7 +590,16 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
 					 unsigned long offset,
 					 bool *on_func_entry)
 {
-	bool endbr = is_endbr(*(u32 *)addr);
+	u32 first;
+	bool endbr;
+
+	/*
+	 * kallsyms still names freed init text, which page-table isolation
+	 * unmaps: what cannot be read is no endbr, and the text checks after
+	 * this refuse the address.
+	 */
+	endbr = !copy_from_kernel_nofault(&first, (void *)addr, sizeof(first)) &&
+		is_endbr(first);
 
 	if (endbr && !offset)
 		offset = ENDBR_INSN_SIZE;

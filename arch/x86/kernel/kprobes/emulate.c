@@ -23,8 +23,28 @@
 /* Variants of the 0xe0..0xe3 family, as stored in arch_kprobe_site.cond. */
 enum { KP_LOOPNE, KP_LOOPE, KP_LOOP, KP_JRCXZ };
 
+/*
+ * Where the CPU goes on after the probed instruction.
+ *
+ * While a site is queued for, carries or is losing a jump, the bytes after
+ * its first instruction may be the jump's displacement: being written, in
+ * place, or not yet restored (unoptimizing writes the int3, waits for every
+ * CPU, then restores them).  A hit in that window that carried out the first
+ * instruction here (a re-entered hit, or one with a post handler attached
+ * meanwhile) must not continue in place, so it continues in the detour
+ * buffer's copy of the region instead: the copy has the same instructions
+ * at the same offsets and jumps back to the end of the region.  The state
+ * is read at this point, after the instruction: it only goes back to NONE
+ * once every CPU has seen the original bytes again, which cannot happen
+ * while this one is inside the trap with interrupts off.  The buffer
+ * outlives any task that can be running in it (kprobe_opt_reap()).
+ */
 static nokprobe_inline unsigned long kp_next_ip(struct kprobe_site *s)
 {
+#ifdef CONFIG_OPTPROBES
+	if (READ_ONCE(s->opt) != KPROBE_OPT_NONE && s->arch.len < s->opt_len)
+		return (unsigned long)kp_opt_region_copy(s) + s->arch.len;
+#endif
 	return (unsigned long)s->addr + s->arch.len;
 }
 
@@ -58,7 +78,8 @@ static nokprobe_inline void kp_emulate_call(struct kprobe_site *s,
 					    struct pt_regs *regs,
 					    unsigned long target)
 {
-	int3_emulate_push(regs, kp_next_ip(s));
+	/* Never a region's first instruction: the return is in place. */
+	int3_emulate_push(regs, (unsigned long)s->addr + s->arch.len);
 	int3_emulate_jmp(regs, target);
 }
 

@@ -25,6 +25,7 @@ static nokprobe_inline void kp_ftrace_fire(struct kprobe_site *s,
 					   struct pt_regs *regs)
 {
 	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
+	unsigned long orig_ip = instruction_pointer(regs);
 
 	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
 	instruction_pointer_set(regs, ip + INT3_INSN_SIZE);
@@ -36,10 +37,15 @@ static nokprobe_inline void kp_ftrace_fire(struct kprobe_site *s,
 	 * so this is all the "single step" there is to do.
 	 */
 	instruction_pointer_set(regs, ip + MCOUNT_INSN_SIZE);
-	if (!kprobe_site_has_post(s))
-		return;
-	kcb->kprobe_status = KPROBE_HIT_SSDONE;
-	kprobe_site_post(s, regs);
+	if (kprobe_site_has_post(s)) {
+		kcb->kprobe_status = KPROBE_HIT_SSDONE;
+		kprobe_site_post(s, regs);
+	}
+	/*
+	 * Back to where ftrace was going: another ops on this function (a
+	 * livepatch, called before us) may have sent it to a new function.
+	 */
+	instruction_pointer_set(regs, orig_ip);
 }
 
 void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
@@ -57,6 +63,9 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 		return;
 
 	s = kprobe_site_lookup(ip);
+	/* While a site moves between our two ops, both call us. */
+	if (s && !kprobe_ftrace_ops_acts(s, ops))
+		s = NULL;
 	if (s && kprobe_running()) {
 		kprobe_site_missed(s);
 	} else if (s) {

@@ -33,7 +33,8 @@ asm(
 	ANNOTATE_NOENDBR	/* only ever entered by RET */
 	"	push $__kretprobe_trampoline\n"
 	UNWIND_HINT_FUNC
-	"	sub $(2 * 8), %rsp\n"	/* ss, sp */
+	/* lea, not sub: the flags are the function's return flags. */
+	"	lea -(2 * 8)(%rsp), %rsp\n"	/* ss, sp */
 	"	pushf\n"
 	SAVE_REGS_STRING
 	"	mov %rsp, %rdi\n"

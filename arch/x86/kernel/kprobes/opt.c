@@ -34,6 +34,7 @@
 #include <linux/static_call.h>
 #include <linux/unaligned.h>
 #include <asm/alternative.h>
+#include <asm/cpufeature.h>
 #include <asm/nospec-branch.h>
 #include <asm/text-patching.h>
 
@@ -51,6 +52,8 @@ asm (
 	"kp_tmpl:\n"
 	"	lea -16(%rsp), %rsp\n"		/* ss, sp */
 	"	pushfq\n"
+	"kp_tmpl_clac:\n"
+	"	.byte 0x0f, 0x1f, 0x00\n"	/* clac on SMAP CPUs */
 	SAVE_REGS_STRING
 	"	mov %rsp, %rsi\n"
 	"kp_tmpl_site:\n"
@@ -68,6 +71,9 @@ asm (
 #define KP_TMPL_LEN		(kp_tmpl_end - kp_tmpl)
 #define KP_TMPL_SITE_IMM	(kp_tmpl_site - kp_tmpl + 2)	/* 48 bf imm64 */
 #define KP_TMPL_CALL		(kp_tmpl_call - kp_tmpl)
+#define KP_TMPL_CLAC		(kp_tmpl_clac - kp_tmpl)
+
+static const u8 kp_clac[] = { 0x0f, 0x01, 0xca };
 
 /* The region's copy in @s's detour buffer; the int3 path jumps there too. */
 kprobe_opcode_t *kp_opt_region_copy(struct kprobe_site *s)
@@ -227,6 +233,13 @@ static int kp_opt_build(struct kprobe_site *s, const struct kp_func *f,
 
 	memset(buf, INT3_INSN_OPCODE, KPROBE_OPTINSN_SLOT_SIZE);
 	memcpy(buf, kp_tmpl, KP_TMPL_LEN);
+	/*
+	 * The probed code may be inside a user access section (AC set).
+	 * Handlers run as after an exception, whose entry clears AC; the
+	 * popfq at the end sets it again.
+	 */
+	if (cpu_feature_enabled(X86_FEATURE_SMAP))
+		memcpy(&buf[KP_TMPL_CLAC], kp_clac, sizeof(kp_clac));
 	put_unaligned((unsigned long)s, (unsigned long *)&buf[KP_TMPL_SITE_IMM]);
 	memcpy(&buf[KP_TMPL_CALL],
 	       text_gen_insn(CALL_INSN_OPCODE, (void *)call, (void *)callback),
