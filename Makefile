@@ -10,6 +10,8 @@
 #   make check-patches  apply the series to a pristine tree, build and checkpatch each patch
 #   make bench      probe hit and registration cost, ours against stock (build/bench)
 #   make stress     probes coming and going under load for STRESS_SECONDS (600)
+#   make configs    build (not boot) the other configurations: modules, ftrace,
+#                   optprobes, kretprobes off; PREEMPT_NONE/VOLUNTARY; arm64
 #   make clean / distclean
 #
 # EXTRA=<dir>: build the out-of-tree modules in <dir> against the kernel, put
@@ -24,7 +26,7 @@ INTERACTIVE ?=
 H := tools/harness
 
 .PHONY: all deps prepare kernel initramfs run test stock test-stock compare \
-	patches check-patches bench stress clean distclean
+	patches check-patches bench stress configs clean distclean
 
 all: kernel
 
@@ -47,8 +49,9 @@ else
 	@$(H)/boot.sh $(B) shell
 endif
 
+# pti=on: freed init text is then unmapped (35-errors.sh probes it).
 test: initramfs
-	@$(H)/boot.sh $(B) test $(B)/test.log
+	@KP_CMDLINE="pti=on $${KP_CMDLINE:-}" $(H)/boot.sh $(B) test $(B)/test.log
 	@$(H)/summarize.py $(B)/test.log $(B)/linux/.config
 
 stock: deps
@@ -57,7 +60,7 @@ stock: deps
 	@$(H)/initramfs.sh $(STOCK_B) $(EXTRA)
 
 test-stock: stock
-	@$(H)/boot.sh $(STOCK_B) test $(STOCK_B)/test.log
+	@KP_CMDLINE="pti=on $${KP_CMDLINE:-}" $(H)/boot.sh $(STOCK_B) test $(STOCK_B)/test.log
 	@$(H)/summarize.py $(STOCK_B)/test.log $(STOCK_B)/linux/.config
 
 # Only the stress test (95-stress.sh with kp_stress.ko), KUnit off.
@@ -66,6 +69,10 @@ stress: initramfs
 		KP_TIMEOUT=$$(($(STRESS_SECONDS) + 900)) \
 		$(H)/boot.sh $(B) test $(B)/stress.log
 	@$(H)/summarize.py $(B)/stress.log
+
+# CONFIGS="modules-off arm64" builds only those.
+configs: deps
+	@$(H)/configs.sh $(CONFIGS)
 
 # Both kernels boot the same guest and run only its ftracetest script; the
 # cases are compared (fails when ours does not pass a case stock passes).

@@ -1,10 +1,11 @@
 #!/bin/bash
 # Install the Debian packages the harness needs, or say how to.
+#   deps.sh [PACKAGE...]   also these (make configs: the arm64 cross compiler)
 set -euo pipefail
 
 pkgs=(linux-source-6.12 qemu-system-x86 busybox-static bash-static
       build-essential bc bison flex libelf-dev libssl-dev dwarves cpio
-      xz-utils kmod python3 python3-ply rsync git)
+      xz-utils kmod python3 python3-ply rsync git "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -113,9 +113,12 @@ check_owned() {
 
 configure() {
 	local frags=("$harness"/config/*.config) sum
+	# KP_CONFIG_FRAGS: these fragments (paths) instead of ours, for another
+	# architecture (make configs, arm64).
+	[ -n "${KP_CONFIG_FRAGS:-}" ] && frags=(${KP_CONFIG_FRAGS})
 	# KP_CONFIG_EXTRA: more fragments (paths), e.g. the benchmark's ftrace one.
 	frags+=(${KP_CONFIG_EXTRA:-})
-	sum=$( (cat "${frags[@]}"; echo "$flavor") | sha1sum | cut -c1-40)
+	sum=$( (cat "${frags[@]}"; echo "$flavor ${ARCH:-}") | sha1sum | cut -c1-40)
 	if [ -f "$tree/.config" ] && [ "$(cat "$tree/.kp-config" 2>/dev/null)" = "$sum" ]; then
 		return
 	fi

@@ -46,6 +46,16 @@ if check "insmod kp_probe.ko sym=kernel_clone" probe_load sym=kernel_clone; then
 	check "rmmod kp_probe" unload kp_probe || diag_file "$KP_TMP/rmmod.out"
 fi
 
+# The words kstrtobool takes, as upstream's enabled file does.
+for pair in n:0 y:1 off:0 on:1 N:0 Y:1 no:0 yes:1; do
+	w=${pair%:*}
+	check "writing '$w' to enabled succeeds" set_enabled "$w"
+	v=$(enabled)
+	check "enabled reads ${pair#*:} after writing '$w'" test "$v" = "${pair#*:}" ||
+		diag "read '$v'"
+done
+set_enabled 1
+
 # Bad values: write() fails, the value stays.
 for bad in 2 abc ""; do
 	if set_enabled "$bad"; then

@@ -9,6 +9,10 @@
 #   unknown symbol in a loaded module      -> ENOENT
 #   offset inside an instruction           -> EILSEQ (-84)
 #   kretprobe away from the function entry -> EINVAL (-22)
+#   freed init text (kernel_init_freeable) -> EINVAL; make test boots with
+#                                             pti=on, which unmaps it, so
+#                                             reading it unguarded oopses
+#   kretprobe on __switch_to               -> EINVAL (a kprobe is fine)
 #
 # Instruction boundaries: kp_target_asm (kp_target.ko) is hand-written,
 # [endbr64,] 8 x nop, a 10-byte movabs, ret; offset 6 is a nop in the middle
@@ -43,6 +47,19 @@ refused "unknown symbol" -2 sym=kp_no_such_symbol_at_all
 refused "unknown symbol in kp_target (not loaded)" -2 sym=kp_target:kp_target_func
 refused "kernel_clone+1, inside its first instruction" -84 sym=kernel_clone offset=1
 check "no probe on kernel_clone left in the list" test -z "$(list_sym kernel_clone)" || show_list
+
+if grep -qw pti=on /proc/cmdline; then
+	check "page-table isolation is on (pti=on)" \
+		sh -c "dmesg | grep -q 'page tables isolation: enabled'"
+fi
+refused "freed init text (kernel_init_freeable)" -22 sym=kernel_init_freeable
+refused "kretprobe on __switch_to" -22 sym=__switch_to ret=1
+if check "kprobe on __switch_to registers" probe_load sym=__switch_to post=0; then
+	_b=$(probe_count hits)
+	sleep 1
+	check "kprobe on __switch_to fires" test "$(probe_count hits)" -gt "$_b"
+	check "rmmod kp_probe (__switch_to)" unload kp_probe
+fi
 
 if check "insmod kp_target.ko" load kp_target; then
 	refused "unknown symbol in a loaded module" -2 sym=kp_target:kp_no_such_symbol

@@ -101,6 +101,7 @@ struct kps_probe {
 	unsigned int offset;
 	enum kps_kind kind;
 	bool print;		/* the pre handler prints (re-enters probes) */
+	bool modular;		/* in kp_target.ko, which comes and goes */
 	bool persistent;	/* never churned */
 	/* Churn state, under the busy bit. */
 	unsigned long busy;
@@ -124,8 +125,8 @@ static const struct kps_target kps_targets[] = {
 	{ "snprintf",	true,	false },
 	{ "vsnprintf",	true,	false },
 	{ "sort_r",	true,	true },
-	/* kp_target_asm: 8 nops then a movabs (kp_target_asm.S) */
-	{ "kp_target:kp_target_asm", false, false, { 0, 1, 2, 5, 6, 8, -1 } },
+	/* kp_target_asm: boundaries in its nops with or without endbr64 */
+	{ "kp_target:kp_target_asm", false, false, { 0, 5, 6, 7, -1 } },
 	{ "kp_target:kp_target_func", false, false, { 0, -1 } },
 };
 
@@ -192,12 +193,27 @@ static void kps_post(struct kprobe *p, struct pt_regs *regs,
 	atomic_long_inc(&e->post);
 }
 
+/* Our kprobes promise get_kretprobe() inside handlers (upstream does not). */
+static atomic_long_t kps_no_rp;
+
+static struct kps_probe *kps_of(struct kretprobe_instance *ri)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+
+	if (!rp) {
+		atomic_long_inc(&kps_no_rp);
+		return NULL;
+	}
+	return container_of(rp, struct kps_probe, rp);
+}
+
 static int kps_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct kps_probe *e = container_of(get_kretprobe(ri), struct kps_probe,
-					   rp);
+	struct kps_probe *e = kps_of(ri);
 	struct kps_ri *d = (struct kps_ri *)ri->data;
 
+	if (!e)
+		return 1;
 	kps_check_alive(e);
 	d->magic = KPS_MAGIC;
 	d->owner = e;
@@ -207,10 +223,11 @@ static int kps_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 static int kps_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct kps_probe *e = container_of(get_kretprobe(ri), struct kps_probe,
-					   rp);
+	struct kps_probe *e = kps_of(ri);
 	struct kps_ri *d = (struct kps_ri *)ri->data;
 
+	if (!e)
+		return 0;
 	kps_check_alive(e);
 	if (d->magic != KPS_MAGIC || d->owner != e)
 		atomic_long_inc(&kps_mixup);
@@ -242,9 +259,21 @@ static void kps_prepare(struct kps_probe *e, bool disabled)
 	}
 }
 
-static void kps_count_fail(int err)
+/*
+ * Errors by errno, module targets apart: while kp_target comes and goes,
+ * its symbols are unknown (-ENOENT) or its text is not (yet, any more)
+ * text kprobes accept (-EINVAL).  Anything else is unexpected.
+ */
+static atomic_long_t kps_nfail_mod[KPS_MAXERR];
+
+static void kps_count_fail(struct kps_probe *e, int err)
 {
-	atomic_long_inc(&kps_nfail[clamp(-err, 0, KPS_MAXERR - 1)]);
+	int i = clamp(-err, 0, KPS_MAXERR - 1);
+
+	if (e->modular && (err == -ENOENT || err == -EINVAL))
+		atomic_long_inc(&kps_nfail_mod[i]);
+	else
+		atomic_long_inc(&kps_nfail[i]);
 }
 
 /* After a failed registration the probe must not be known to kprobes. */
@@ -267,7 +296,7 @@ static int kps_register(struct kps_probe *e, bool disabled)
 	if (ret) {
 		WRITE_ONCE(e->alive, 0);
 		kps_check_not_registered(e);
-		kps_count_fail(ret);
+		kps_count_fail(e, ret);
 		return ret;
 	}
 	e->state = KPS_REG;
@@ -296,7 +325,7 @@ static void kps_toggle(struct kps_probe *e)
 		ret = disable_kprobe(&e->rp.kp);
 	/* Probes whose module went away cannot be enabled again. */
 	if (ret && !kprobe_gone(&e->rp.kp))
-		kps_count_fail(ret);
+		kps_count_fail(e, ret);
 	atomic_long_inc(&kps_ntoggle);
 }
 
@@ -350,6 +379,20 @@ static int kps_pick(u32 r, bool ret, enum kps_state state,
 	return n;
 }
 
+/*
+ * A batch fails as a whole, with the error of the member that failed: when
+ * a kp_target member is in it, that is the one expected to.
+ */
+static struct kps_probe *kps_batch_blame(struct kps_probe **e, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (e[i]->modular)
+			return e[i];
+	return e[0];
+}
+
 static void kps_batch_register(struct kps_probe **e, int n, bool ret)
 {
 	struct kretprobe *rps[KPS_BATCH];
@@ -372,7 +415,7 @@ static void kps_batch_register(struct kps_probe **e, int n, bool ret)
 		}
 	}
 	if (err)
-		kps_count_fail(err);
+		kps_count_fail(kps_batch_blame(e, n), err);
 	else
 		atomic_long_add(n, &kps_nreg);
 }
@@ -519,6 +562,7 @@ static int kps_start_callers(unsigned long limit)
 		if (IS_ERR(t))
 			return PTR_ERR(t);
 		kthread_bind(t, i % num_online_cpus());
+		get_task_struct(t);
 		c->task = t;
 		wake_up_process(t);
 	}
@@ -531,7 +575,7 @@ static void kps_stop_callers(void)
 
 	for (i = 0; i < KPS_NCALLERS; i++) {
 		if (kps_callers[i].task)
-			kthread_stop(kps_callers[i].task);
+			kthread_stop_put(kps_callers[i].task);
 		kps_callers[i].task = NULL;
 	}
 }
@@ -545,6 +589,7 @@ static int kps_start_churn(void)
 		t = kthread_run(kps_churn_fn, NULL, "kps_churn/%d", i);
 		if (IS_ERR(t))
 			return PTR_ERR(t);
+		get_task_struct(t);
 		kps_churners[i] = t;
 	}
 	return 0;
@@ -556,7 +601,7 @@ static void kps_stop_churn(void)
 
 	for (i = 0; i < ARRAY_SIZE(kps_churners); i++) {
 		if (kps_churners[i])
-			kthread_stop(kps_churners[i]);
+			kthread_stop_put(kps_churners[i]);
 		kps_churners[i] = NULL;
 	}
 }
@@ -577,6 +622,7 @@ static void kps_add(const char *sym, unsigned int off, enum kps_kind kind,
 	e->offset = off;
 	e->kind = kind;
 	e->print = print && kind != KPS_RET;
+	e->modular = strchr(sym, ':') != NULL;
 }
 
 /* Is @sym+@off an instruction boundary we may probe?  Asks kprobes. */
@@ -816,27 +862,35 @@ static void kps_unregister_pool(void)
 	} while (more);
 }
 
-static void kps_errors(void)
+/* "-2:17 -22:3" for the non-zero counts of @counts; the total in @total. */
+static void kps_errnos(atomic_long_t *counts, char *buf, size_t size,
+		       unsigned long *total)
 {
-	unsigned long n, unexpected = 0;
-	char buf[160];
 	size_t len = 0;
+	unsigned long n;
 	int err;
 
+	*total = 0;
 	buf[0] = 0;
 	for (err = 0; err < KPS_MAXERR; err++) {
-		n = atomic_long_read(&kps_nfail[err]);
+		n = atomic_long_read(&counts[err]);
 		if (!n)
 			continue;
-		len += scnprintf(buf + len, sizeof(buf) - len, " -%d:%lu",
-				 err, n);
-		/* -ENOENT: kp_target was not loaded at the time. */
-		if (err != ENOENT)
-			unexpected += n;
+		len += scnprintf(buf + len, size - len, " -%d:%lu", err, n);
+		*total += n;
 	}
-	kps_say(!unexpected, "only expected errors",
-		" (registration and enabling errors by errno:%s)",
-		len ? buf : " none");
+}
+
+static void kps_errors(void)
+{
+	char bad[128], mod[128];
+	unsigned long nbad, nmod;
+
+	kps_errnos(kps_nfail, bad, sizeof(bad), &nbad);
+	kps_errnos(kps_nfail_mod, mod, sizeof(mod), &nmod);
+	kps_say(!nbad, "only expected errors",
+		" (unexpected, by errno:%s; expected on kp_target:%s)",
+		nbad ? bad : " none", nmod ? mod : " none");
 }
 
 static void kps_finish(void)
@@ -865,6 +919,9 @@ static void kps_finish(void)
 		"no handler after everything was unregistered", "%s", "");
 	kps_say(!late, "no handler ran after its unregister returned",
 		" (%lu did)", late);
+	kps_say(!atomic_long_read(&kps_no_rp),
+		"get_kretprobe() was never NULL inside a handler",
+		" (%ld times it was)", atomic_long_read(&kps_no_rp));
 	kps_say(!atomic_long_read(&kps_mixup),
 		"return handlers got their own instances", " (%ld mixed up)",
 		atomic_long_read(&kps_mixup));
