@@ -588,6 +588,7 @@ bool within_kprobe_blacklist(unsigned long addr)
 	return base && kp_listed(base);
 }
 
+#ifdef CONFIG_MODULES
 static void kp_blacklist_module_add(struct module *mod)
 {
 	unsigned long start;
@@ -615,6 +616,7 @@ static void kp_blacklist_module_remove(struct module *mod)
 		kfree_rcu(ent, rcu);
 	}
 }
+#endif /* CONFIG_MODULES */
 
 /* Add every entry it can; the first error, if any, is returned. */
 static int __init kp_blacklist_init(void)
@@ -718,6 +720,25 @@ static bool kp_text_refused(kprobe_opcode_t *addr)
 	       find_bug(a) || kp_in_preamble(a);
 }
 
+#ifdef CONFIG_MODULES
+/* Hold @mod while a probe at @a in it is set up: -ENOENT if @a is going. */
+static int kp_module_hold(struct module *mod, unsigned long a)
+{
+	if (!try_module_get(mod))
+		return -ENOENT;		/* on its way out */
+	if (within_module_init(a, mod) && mod->state != MODULE_STATE_COMING) {
+		module_put(mod);	/* init text is gone */
+		return -ENOENT;
+	}
+	return 0;
+}
+#else
+static int kp_module_hold(struct module *mod, unsigned long a)
+{
+	return -ENOENT;		/* no module text without modules */
+}
+#endif
+
 /*
  * Check that @addr is text we may probe.  A probe in a module holds a
  * reference (returned in @modp) only until it is armed: probes pin nothing,
@@ -745,16 +766,10 @@ static int kp_check_text(kprobe_opcode_t *addr, struct module **modp)
 		ret = -EINVAL;
 		goto out;
 	}
-	if (!mod)
-		goto out;
-	if (!try_module_get(mod)) {
-		ret = -ENOENT;		/* on its way out */
-	} else if (within_module_init(a, mod) &&
-		   mod->state != MODULE_STATE_COMING) {
-		module_put(mod);	/* init text is gone */
-		ret = -ENOENT;
-	} else {
-		*modp = mod;
+	if (mod) {
+		ret = kp_module_hold(mod, a);
+		if (!ret)
+			*modp = mod;
 	}
 out:
 	preempt_enable();
@@ -1887,6 +1902,7 @@ static void kp_kill_range(bool (*going)(unsigned long addr, void *arg),
 				kp_site_kill(s);
 }
 
+#ifdef CONFIG_MODULES
 static bool kp_in_module(unsigned long addr, void *mod)
 {
 	return within_module(addr, mod);
@@ -1925,6 +1941,17 @@ static struct notifier_block kp_module_nb = {
 	/* After the other users of module text have seen a coming module. */
 	.priority = 0,
 };
+
+static int __init kp_modules_init(void)
+{
+	return register_module_notifier(&kp_module_nb);
+}
+#else
+static int __init kp_modules_init(void)
+{
+	return 0;
+}
+#endif /* CONFIG_MODULES */
 
 static bool kp_in_kernel_init(unsigned long addr, void *unused)
 {
@@ -2136,7 +2163,7 @@ static int __init init_kprobes(void)
 		       ret);
 		return ret;
 	}
-	ret = register_module_notifier(&kp_module_nb);
+	ret = kp_modules_init();
 	if (ret)
 		return ret;
 	kprobes_ready = true;
