@@ -10,6 +10,7 @@
 #   make check-patches  apply the series to a pristine tree, build and checkpatch each patch
 #   make bench      probe hit and registration cost, ours against stock (build/bench)
 #   make stress     probes coming and going under load for STRESS_SECONDS (600)
+#   make test-debug make test on a KASAN + KFENCE + lockdep kernel (build/debug)
 #   make configs    build (not boot) the other configurations: modules, ftrace,
 #                   optprobes, kretprobes off; PREEMPT_NONE/VOLUNTARY; arm64
 #   make clean / distclean
@@ -26,7 +27,7 @@ INTERACTIVE ?=
 H := tools/harness
 
 .PHONY: all deps prepare kernel initramfs run test stock test-stock compare \
-	patches check-patches bench stress configs clean distclean
+	patches check-patches bench stress configs test-debug clean distclean
 
 all: kernel
 
@@ -69,6 +70,11 @@ stress: initramfs
 		KP_TIMEOUT=$$(($(STRESS_SECONDS) + 900)) \
 		$(H)/boot.sh $(B) test $(B)/stress.log
 	@$(H)/summarize.py $(B)/stress.log
+
+# The debug variant in its own tree; under TCG KASAN makes everything slow.
+test-debug:
+	@$(MAKE) --no-print-directory test B=build/debug \
+		KP_CONFIG_EXTRA=$(CURDIR)/$(H)/config/debug.frag KP_TIMEOUT=$${KP_TIMEOUT:-5400}
 
 # CONFIGS="modules-off arm64" builds only those.
 configs: deps
