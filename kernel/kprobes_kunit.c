@@ -347,6 +347,9 @@ kpk_fn_t kpkunit_asm_loop, kpkunit_asm_point;
 			 X86_EFLAGS_DF | X86_EFLAGS_OF)
 #define KPK_FLAGS_XOR	(X86_EFLAGS_PF | X86_EFLAGS_ZF | X86_EFLAGS_IF)
 
+/* An ftrace call site: the 5-byte call to __fentry__ (MCOUNT_INSN_SIZE). */
+#define KPK_FENTRY_LEN	CALL_INSN_SIZE
+
 static unsigned long kpk_point(enum kpk_point pt)
 {
 	return (unsigned long)kpkunit_asm_point(pt);
@@ -1689,7 +1692,7 @@ static void kpk_test_ftrace(struct kunit *test)
 		kunit_skip(test, "no ftrace call site at the entry");
 	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(p));
 
-	next = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
+	next = (unsigned long)p->addr + KPK_FENTRY_LEN;
 	q = kpk_probe(1, (void *)next, NULL, 0, true, 0);
 	KUNIT_ASSERT_EQ(test, kpk_register(test, q), 0);
 	KUNIT_EXPECT_FALSE(test, kprobe_ftrace(q));
@@ -1774,8 +1777,8 @@ static void kpk_test_ftrace_recursion(struct kunit *test)
 		unsigned int outer_off, inner_off;
 	} mix[] = {
 		{ "ftrace in ftrace", 0, 0 },
-		{ "breakpoint in ftrace", 0, MCOUNT_INSN_SIZE },
-		{ "ftrace in breakpoint", MCOUNT_INSN_SIZE, 0 },
+		{ "breakpoint in ftrace", 0, KPK_FENTRY_LEN },
+		{ "ftrace in breakpoint", KPK_FENTRY_LEN, 0 },
 	};
 	unsigned long a = kpk_fentry(kpkunit_target_a);
 	unsigned long b = kpk_fentry(kpkunit_target_b);
@@ -2281,7 +2284,7 @@ static void kpk_rtest_ftrace_shared(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
 	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 1);
 	KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], 31UL);
-	KUNIT_EXPECT_EQ(test, kpk_seen.post_ip[0], site + MCOUNT_INSN_SIZE);
+	KUNIT_EXPECT_EQ(test, kpk_seen.post_ip[0], site + KPK_FENTRY_LEN);
 	KUNIT_EXPECT_EQ(test, kpk_entries(0), 1);
 	KUNIT_EXPECT_EQ(test, kpk_returns(0), 1);
 
