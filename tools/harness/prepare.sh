@@ -60,12 +60,16 @@ remove_owned() {
 }
 
 apply_patches() {
-	local p
+	local p out
 	for p in "$harness"/patches/*.patch; do
 		[ -e "$p" ] || continue
 		say "applying $(basename "$p")"
-		patch -d "$tree" -p1 --quiet --forward < "$p" ||
+		out=$(patch -d "$tree" -p1 --forward --verbose < "$p") ||
 			die "patch $(basename "$p") does not apply to this upstream tree"
+		# A hunk whose header miscounts its lines ends the patch early:
+		# patch calls the rest "trailing garbage" and still succeeds.
+		! grep -q 'trailing garbage' <<< "$out" ||
+			die "patch $(basename "$p"): a hunk's line counts are wrong"
 	done
 }
 
