@@ -329,6 +329,22 @@ static inline bool is_kprobe_insn_slot(unsigned long addr)
 }
 #endif
 
+/*
+ * For return handlers.  Without CONFIG_KRETPROBES no instance exists and
+ * these are never called, but callers such as trace_kprobe still build.
+ */
+static nokprobe_inline struct kretprobe *
+get_kretprobe(struct kretprobe_instance *ri)
+{
+	return rcu_dereference_check(ri->rph->rp, rcu_read_lock_any_held());
+}
+
+static nokprobe_inline unsigned long
+get_kretprobe_retaddr(struct kretprobe_instance *ri)
+{
+	return (unsigned long)ri->ret_addr;
+}
+
 #ifdef CONFIG_KRETPROBES
 void arch_prepare_kretprobe(struct kretprobe_instance *ri,
 			    struct pt_regs *regs);
@@ -348,18 +364,6 @@ static nokprobe_inline void *kretprobe_trampoline_addr(void)
  */
 unsigned long kretprobe_trampoline_handler(struct pt_regs *regs,
 					   void *frame_pointer);
-
-static nokprobe_inline struct kretprobe *
-get_kretprobe(struct kretprobe_instance *ri)
-{
-	return rcu_dereference_check(ri->rph->rp, rcu_read_lock_any_held());
-}
-
-static nokprobe_inline unsigned long
-get_kretprobe_retaddr(struct kretprobe_instance *ri)
-{
-	return (unsigned long)ri->ret_addr;
-}
 
 static nokprobe_inline bool is_kretprobe_trampoline(unsigned long addr)
 {
