@@ -44,6 +44,8 @@ say "building tools/testing/kprobes/perf/kprobe_perf (static)"
 gcc -static -O2 -Wall -o "$bdir/oot/bin/kprobe_perf" "$top/tools/testing/kprobes/perf/kprobe_perf.c"
 say "building tools/testing/kprobes/bpf/kprobe_bpf (static)"
 gcc -static -O2 -Wall -o "$bdir/oot/bin/kprobe_bpf" "$top/tools/testing/kprobes/bpf/kprobe_bpf.c"
+say "building tools/testing/kprobes/uprobe/uprobe_target (static)"
+gcc -static -O2 -Wall -pthread -o "$bdir/oot/bin/uprobe_target" "$top/tools/testing/kprobes/uprobe/uprobe_target.c"
 if [ -n "$extra" ]; then
 	build_oot "$(cd "$extra" && pwd)" "$bdir/oot/extra"
 fi

@@ -1,0 +1,96 @@
+#!/bin/sh
+# The per-process uprobe API (register_uprobe()) through its sample,
+# samples/uprobes/uprobe_example.ko: a probe on one address of a running
+# uprobe_target counts its hits, in task context and in the trap; with
+# ret=1 the function's returns are counted too; the probe ends by itself
+# when the process exits (rmmod after that is fine); errors for a missing
+# process, a kernel thread and an address outside executable code.
+. /kptest/lib.sh
+
+prog=/kptest/bin/uprobe_target
+mod=$(find /lib/modules -name uprobe_example.ko | head -n 1)
+if [ -z "$mod" ]; then
+	skip "uprobe_example sample" "no samples/uprobes module (stock kernel?)"
+	exit 0
+fi
+need "$prog"
+P=/sys/module/uprobe_example/parameters
+
+# start CASE SECONDS: run uprobe_target loop in the background; sets
+# tpid and taddr.
+start() {
+	"$prog" loop "$1" "$2" > "$KP_TMP/loop.out" &
+	tpid=$!
+	taddr=
+	for _i in 1 2 3 4 5 6 7 8 9 10; do
+		taddr=$(sed -n 's/^pid [0-9]* addr //p' "$KP_TMP/loop.out")
+		[ -n "$taddr" ] && break
+		sleep 0.2
+	done
+}
+
+for irq in 0 1; do
+	start nop 30
+	kmark
+	if insmod "$mod" pid=$tpid vaddr=$taddr irq=$irq 2> "$KP_TMP/insmod.out"; then
+		sleep 1
+		h1=$(cat $P/hits)
+		sleep 1
+		h2=$(cat $P/hits)
+		check "irq=$irq: the probe on pid $tpid at $taddr counts hits ($h1, then $h2)" \
+			[ "$h1" -gt 0 ] && [ "$h2" -gt "$h1" ]
+		ctx=trap
+		[ $irq = 0 ] && ctx=task
+		check "irq=$irq: the handler ran in $ctx context" \
+			sh -c "dmesg | grep -q 'hit at .* ($ctx)'"
+		kill "$tpid"
+		wait "$tpid" 2>/dev/null
+		h3=$(cat $P/hits)
+		sleep 1
+		check "irq=$irq: no hits after the process exited" [ "$(cat $P/hits)" = "$h3" ]
+		check "irq=$irq: rmmod after the process exited" rmmod uprobe_example
+	else
+		notok "irq=$irq: insmod uprobe_example pid=$tpid vaddr=$taddr"
+		diag_file "$KP_TMP/insmod.out"
+		kill "$tpid"
+		wait "$tpid" 2>/dev/null
+	fi
+done
+
+# A return probe on ret_fn: every call returns once.
+start ret_fn 30
+rfaddr=$taddr
+if insmod "$mod" pid=$tpid vaddr=$rfaddr ret=1 2> "$KP_TMP/insmod.out"; then
+	sleep 2
+	h=$(cat $P/hits)
+	r=$(cat $P/ret_hits)
+	check "ret=1: returns counted with the hits ($h hits, $r returns)" \
+		[ "$h" -gt 0 ] && [ "$r" -gt 0 ] && [ $((h - r)) -le 1 ] && [ $((r - h)) -le 1 ]
+	check "ret=1: rmmod with the process running" rmmod uprobe_example
+else
+	notok "ret=1: insmod uprobe_example pid=$tpid vaddr=$rfaddr"
+	diag_file "$KP_TMP/insmod.out"
+fi
+check "uprobe_target still runs after the probe left" kill -0 "$tpid"
+kill "$tpid"
+wait "$tpid" 2>/dev/null
+
+# Errors.
+start nop 10
+err_of() {
+	insmod "$mod" "$@" > "$KP_TMP/insmod.out" 2>&1 && { rmmod uprobe_example; echo loaded; return; }
+	klog_since | sed -n 's/.*register_uprobe(.*) failed: \(-[0-9]*\).*/\1/p' | tail -n 1
+}
+kmark
+e=$(err_of pid=999999 vaddr=$taddr)
+check "no such pid: -ESRCH (got $e)" [ "$e" = -3 ]
+kmark
+e=$(err_of pid=2 vaddr=$taddr)
+check "a kernel thread: -EINVAL (got $e)" [ "$e" = -22 ]
+kmark
+e=$(err_of pid=$tpid vaddr=0x10)
+check "an unmapped address: -EINVAL (got $e)" [ "$e" = -22 ]
+kill "$tpid"
+wait "$tpid" 2>/dev/null
+check_klog
+exit 0
