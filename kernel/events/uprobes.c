@@ -1645,6 +1645,7 @@ static int prepare_step(struct uprobe_site *s, struct pt_regs *regs,
 {
 	struct uprobe_task *utask = current->utask;
 	struct xol_area *area = get_xol_area();
+	u8 buf[MAX_UINSN_BYTES + UPROBE_SWBP_INSN_SIZE];
 	unsigned long slot;
 	int ret;
 
@@ -1653,7 +1654,13 @@ static int prepare_step(struct uprobe_site *s, struct pt_regs *regs,
 	slot = xol_take_slot(area);
 	if (!slot)
 		return -EINTR;
-	arch_uprobe_copy_ixol(area->page, slot, s->arch.ixol, s->arch.len);
+	/*
+	 * int3 after the copy: should the step ever not trap, the thread
+	 * stops there instead of running whatever follows.
+	 */
+	memset(buf, UPROBE_SWBP_INSN, sizeof(buf));
+	memcpy(buf, s->arch.ixol, s->arch.len);
+	arch_uprobe_copy_ixol(area->page, slot, buf, sizeof(buf));
 	utask->xol_vaddr = slot;
 	utask->bp_vaddr = bp_vaddr;
 	utask->active = s;
@@ -1785,14 +1792,15 @@ static int list_show(struct seq_file *m, void *v)
 	spin_lock(&sites_lock);
 	for (n = rb_first(&sites); n; n = rb_next(n)) {
 		struct uprobe_consumer *uc;
-		int nc = 0;
+		int nc = 0, idx;
 
 		s = rb_entry(n, struct uprobe_site, node);
-		/* Writers hold reg_lock, not sites_lock: count under RCU. */
-		rcu_read_lock();
-		list_for_each_entry_rcu(uc, &s->consumers, cons_node)
+		/* Writers hold reg_lock, not sites_lock: count under SRCU. */
+		idx = srcu_read_lock(&uprobes_srcu);
+		list_for_each_entry_srcu(uc, &s->consumers, cons_node,
+					 srcu_read_lock_held(&uprobes_srcu))
 			nc++;
-		rcu_read_unlock();
+		srcu_read_unlock(&uprobes_srcu, idx);
 		seq_printf(m, "%lu:%#llx consumers=%d %s hits=%ld missed=%ld\n",
 			   s->inode->i_ino, s->offset, nc, arch_how(&s->arch),
 			   atomic_long_read(&s->hits),

@@ -29,7 +29,7 @@ static void result(int ok, const char *fmt, ...)
 }
 
 /* SYM's address from /proc/kallsyms, 0 when not found or hidden. */
-static unsigned long long ksym_addr(const char *sym)
+static inline unsigned long long ksym_addr(const char *sym)
 {
 	char line[512], name[256], t[8];
 	unsigned long long a, found = 0;

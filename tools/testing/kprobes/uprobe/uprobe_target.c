@@ -290,10 +290,15 @@ static int fault(void)
 
 __attribute__((noinline)) int rec(int d)
 {
+	int r;
+
 	asm volatile("" ::: "memory");
 	if (d <= 0)
 		return 0;
-	return rec(d - 1) + 1;
+	r = rec(d - 1);
+	/* Opaque to the compiler: no turning the recursion into a loop. */
+	asm volatile("" : "+r" (r));
+	return r + 1;
 }
 
 static jmp_buf lj;
