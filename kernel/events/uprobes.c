@@ -366,8 +366,8 @@ static struct vm_area_struct *ref_ctr_vma(struct uprobe_site *s,
 					  struct mm_struct *mm,
 					  unsigned long *vaddr)
 {
-	struct vm_area_struct *vma;
 	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
 
 	for_each_vma(vmi, vma) {
 		loff_t start = (loff_t)vma->vm_pgoff << PAGE_SHIFT;
@@ -960,6 +960,7 @@ static void xol_put_slot(struct xol_area *area, unsigned long vaddr)
 	if (WARN_ON_ONCE(!i || i >= XOL_SLOTS))
 		return;
 	clear_bit(i, area->busy);
+	/* The cleared bit before the waiter check; pairs with wait_event. */
 	smp_mb__after_atomic();
 	if (wq_has_sleeper(&area->wq))
 		wake_up(&area->wq);

@@ -34,6 +34,7 @@
 
 #define KP_TAP_WHAT "uprobe pmu"
 #include "../lib/kp_user.h"
+#include "../lib/kp_bpf.h"
 
 #define PMU_DIR "/sys/bus/event_source/devices/uprobe"
 
@@ -45,25 +46,6 @@ __attribute__((noinline)) long target_fn(long x)
 
 static char exe[4096];
 static unsigned long fn_off;
-
-/* The file offset of @addr in the mapping of this program that holds it. */
-static unsigned long file_offset(unsigned long a)
-{
-	unsigned long start, end, off;
-	char line[512], perms[8];
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %7s %lx", &start, &end, perms, &off) == 4 &&
-		    a >= start && a < end) {
-			fclose(f);
-			return a - start + off;
-		}
-	}
-	if (f)
-		fclose(f);
-	return 0;
-}
 
 static int pmu_value(const char *file, const char *prefix)
 {
@@ -118,17 +100,6 @@ static uint64_t count_of(int fd)
 
 /* ---- BPF ---- */
 
-struct seen {
-	uint64_t count;
-	uint64_t func_ip;
-	uint64_t ax;
-};
-
-static long sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
-}
-
 #define I(c, d, s, o, k) ((struct bpf_insn){ .code = (c), .dst_reg = (d), \
 			  .src_reg = (s), .off = (o), .imm = (k) })
 
@@ -173,33 +144,6 @@ static int load_prog(int map_fd)
 	if (fd < 0)
 		printf("# BPF_PROG_LOAD: %s\n# %.2000s\n", strerror(errno), log);
 	return fd;
-}
-
-static int create_map(void)
-{
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_ARRAY;
-	attr.key_size = sizeof(uint32_t);
-	attr.value_size = sizeof(struct seen);
-	attr.max_entries = 1;
-	return sys_bpf(BPF_MAP_CREATE, &attr);
-}
-
-static struct seen read_map(int map_fd)
-{
-	struct seen v;
-	uint32_t key = 0;
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_fd = map_fd;
-	attr.key = (uint64_t)(uintptr_t)&key;
-	attr.value = (uint64_t)(uintptr_t)&v;
-	if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr))
-		memset(&v, 0xff, sizeof(v));
-	return v;
 }
 
 static void bpf_case(int type, int ret_bit, int retprobe, int n)
@@ -247,7 +191,7 @@ int main(int argc, char **argv)
 	if (len <= 0)
 		return 1;
 	exe[len] = '\0';
-	fn_off = file_offset((unsigned long)target_fn);
+	fn_off = self_file_offset((void *)target_fn);
 	type = pmu_value("type", "");
 	ret_bit = pmu_value("format/retprobe", "config:");
 	result(type > 0 && ret_bit >= 0 && fn_off, "PMU type %d, retprobe bit %d, target_fn at %s:%#lx",

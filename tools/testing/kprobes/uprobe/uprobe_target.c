@@ -27,6 +27,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#define KP_TAP_WHAT "uprobe_target"
+#include "../lib/kp_user.h"
+
 struct snap {
 	unsigned long gpr[16];	/* rax..r15, rsp as a delta */
 	unsigned long flags;
@@ -155,25 +158,6 @@ struct tcase {
 #define ENTRY(n) { #n, case_##n, probe_##n },
 static const struct tcase cases[] = { CASES(ENTRY) };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
-
-/* The file offset of @addr in the executable mapping that holds it. */
-static unsigned long file_offset(void *addr)
-{
-	unsigned long a = (unsigned long)addr, start, end, off;
-	char line[512], perms[8];
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %7s %lx", &start, &end, perms, &off) == 4 &&
-		    a >= start && a < end) {
-			fclose(f);
-			return a - start + off;
-		}
-	}
-	if (f)
-		fclose(f);
-	return 0;
-}
 
 static unsigned long signature(void)
 {
@@ -329,12 +313,12 @@ int main(int argc, char **argv)
 		return 2;
 	if (!strcmp(argv[1], "offsets")) {
 		for (i = 0; i < NCASES; i++)
-			printf("%s %#lx\n", cases[i].name, file_offset(cases[i].probe));
-		printf("fault_div %#lx\n", file_offset(probe_fault_div));
-		printf("fault_load %#lx\n", file_offset(probe_fault_load));
-		printf("rec %#lx\n", file_offset((void *)rec));
-		printf("ljfunc %#lx\n", file_offset((void *)ljfunc));
-		printf("ljdeep %#lx\n", file_offset((void *)ljdeep));
+			printf("%s %#lx\n", cases[i].name, self_file_offset(cases[i].probe));
+		printf("fault_div %#lx\n", self_file_offset(probe_fault_div));
+		printf("fault_load %#lx\n", self_file_offset(probe_fault_load));
+		printf("rec %#lx\n", self_file_offset((void *)rec));
+		printf("ljfunc %#lx\n", self_file_offset((void *)ljfunc));
+		printf("ljdeep %#lx\n", self_file_offset((void *)ljdeep));
 		return 0;
 	}
 	if (!strcmp(argv[1], "addr") && argc > 2) {
