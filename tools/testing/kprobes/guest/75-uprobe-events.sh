@@ -11,6 +11,8 @@
 #    the probed address, in siginfo and in the ucontext;
 #  - 32 threads hit one probe, and the count is exact;
 #  - return probes through recursion and through longjmp();
+#  - a USDT semaphore (ref_ctr_offset) counts the armed probe, also when
+#    its data mapping appears after the text's;
 #  - bad probe definitions are refused and leave the kernel log quiet.
 . /kptest/lib.sh
 
@@ -36,7 +38,7 @@ hits() {
 n=0
 bad_def=
 while read -r name off; do
-	case "$name" in fault_*|rec|ljfunc|ljdeep) continue ;; esac
+	case "$name" in fault_*|rec|ljfunc|ljdeep|usdt_sem) continue ;; esac
 	echo "p:up_$name $prog:$off" >> "$T/uprobe_events" || bad_def="$bad_def $name"
 	n=$((n + 1))
 done < "$KP_TMP/offsets"
@@ -117,6 +119,19 @@ echo 0 > "$T/events/uprobes/enable"
 check "100 longjmp()s out of return-probed functions ($out, status $rc)" [ "$out" = "longjmp 100" ]
 check "no return reported for the functions longjmp() left (got $(hits up_ljret), $(hits up_ljdret))" \
 	[ "$(hits up_ljret)" = 0 ] && [ "$(hits up_ljdret)" = 0 ]
+ev_clear
+
+# A USDT semaphore: 1 in a process started while the probe is on, 0 after.
+nop=$(awk '$1 == "nop" { print $2 }' "$KP_TMP/offsets")
+sem=$(awk '$1 == "usdt_sem" { print $2 }' "$KP_TMP/offsets")
+echo "p:up_sem $prog:$nop($sem)" >> "$T/uprobe_events"
+check "uprobe_target without the probe: semaphore 0" [ "$("$prog" sem)" = "sem 0" ]
+echo 1 > "$T/events/uprobes/up_sem/enable"
+out=$("$prog" sem)
+check "uprobe_target with the probe on: semaphore 1 ($out)" [ "$out" = "sem 1" ]
+echo 0 > "$T/events/uprobes/up_sem/enable"
+out=$("$prog" sem)
+check "uprobe_target with the probe off again: semaphore 0 ($out)" [ "$out" = "sem 0" ]
 ev_clear
 
 # Bad definitions: refused with an error, nothing in the kernel log.

@@ -2,9 +2,11 @@
 # The per-process uprobe API (register_uprobe()) through its sample,
 # samples/uprobes/uprobe_example.ko: a probe on one address of a running
 # uprobe_target counts its hits, in task context and in the trap; with
-# ret=1 the function's returns are counted too; the probe ends by itself
-# when the process exits (rmmod after that is fine); errors for a missing
-# process, a kernel thread and an address outside executable code.
+# ret=1 the function's returns are counted too; three probes on one
+# address each get every hit; a forked child's runs are not counted; the
+# probe ends by itself when the process exits or execs (rmmod after that
+# is fine); errors for a missing process, a kernel thread and an address
+# outside executable code.
 . /kptest/lib.sh
 
 prog=/kptest/bin/uprobe_target
@@ -72,6 +74,69 @@ else
 	diag_file "$KP_TMP/insmod.out"
 fi
 check "uprobe_target still runs after the probe left" kill -0 "$tpid"
+kill "$tpid"
+wait "$tpid" 2>/dev/null
+
+# Three probes on one address: each sees every hit.
+start nop 30
+if insmod "$mod" pid=$tpid vaddr=$taddr nprobes=3 2> "$KP_TMP/insmod.out"; then
+	sleep 2
+	check "nprobes=3: all three probes hit ($(cat $P/probes_hit)), hits a multiple of 3 ($(cat $P/hits))" \
+		[ "$(cat $P/probes_hit)" = 3 ] && [ $(($(cat $P/hits) % 3)) = 0 ]
+	check "nprobes=3: rmmod" rmmod uprobe_example
+else
+	notok "nprobes=3: insmod"
+	diag_file "$KP_TMP/insmod.out"
+fi
+kill "$tpid"
+wait "$tpid" 2>/dev/null
+
+# wait_line TEXT: until uprobe_target's output has a line TEXT (10 s).
+wait_line() {
+	for _i in $(seq 50); do
+		grep -qx "$1" "$KP_TMP/loop.out" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# fork: the child runs the probed code 100 times, then the parent does.
+"$prog" forkloop push 20 > "$KP_TMP/loop.out" &
+tpid=$!
+sleep 0.5
+taddr=$(sed -n 's/^pid [0-9]* addr //p' "$KP_TMP/loop.out")
+if insmod "$mod" pid=$tpid vaddr=$taddr 2> "$KP_TMP/insmod.out"; then
+	if wait_line done; then
+		h=$(cat $P/hits)
+		check "fork: 100 hits from the parent, none from its child (got $h)" [ "$h" = 100 ]
+	else
+		notok "fork: uprobe_target forkloop finishes"
+	fi
+	check "fork: rmmod" rmmod uprobe_example
+else
+	notok "fork: insmod"
+	diag_file "$KP_TMP/insmod.out"
+fi
+kill "$tpid"
+wait "$tpid" 2>/dev/null
+
+# exec: 50 hits, then the process execs the same program: no more hits.
+"$prog" execloop pushf 20 > "$KP_TMP/loop.out" &
+tpid=$!
+sleep 0.5
+taddr=$(sed -n 's/^pid [0-9]* addr //p' "$KP_TMP/loop.out" | head -n 1)
+if insmod "$mod" pid=$tpid vaddr=$taddr 2> "$KP_TMP/insmod.out"; then
+	wait_line exec
+	sleep 2
+	h=$(cat $P/hits)
+	check "exec: 50 hits before the exec, none after (got $h)" [ "$h" = 50 ]
+	check "exec: the new image runs the probed code" \
+		[ "$(grep -c '^pid ' "$KP_TMP/loop.out")" = 2 ]
+	check "exec: rmmod" rmmod uprobe_example
+else
+	notok "exec: insmod"
+	diag_file "$KP_TMP/insmod.out"
+fi
 kill "$tpid"
 wait "$tpid" 2>/dev/null
 

@@ -4,7 +4,9 @@
  * routine that sets every register, the flags and the 128-byte red zone
  * to known values, runs one instruction of some class at the global label
  * probe_<case>, and records the registers, flags and red zone afterwards.
- * A probe on that label must not change what is recorded.
+ * A probe on that label must not change what is recorded, so nothing
+ * recorded may depend on where the stack is (ASLR): sub_rsp sets the flags
+ * again after its arithmetic on %rsp.
  *
  *   uprobe_target offsets        "<case> <file offset of probe_<case>>"
  *   uprobe_target run [N]        run each case N times, print a signature
@@ -15,6 +17,12 @@
  *                                 addresses: where the signal says they were
  *   uprobe_target recurse D      call the recursive function rec() to depth D
  *   uprobe_target longjmp N      N times: leave ljfunc() by longjmp
+ *   uprobe_target sem            print the USDT semaphore usdt_sem
+ *   uprobe_target forkloop CASE SEC   like loop, but after 2 s a child runs
+ *                                 CASE 100 times, then the parent does;
+ *                                 "done" when both are through
+ *   uprobe_target execloop CASE SEC   like loop, but after 2 s it runs CASE
+ *                                 50 times and execs "loop CASE SEC"
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -25,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 #include <ucontext.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define KP_TAP_WHAT "uprobe_target"
@@ -42,6 +51,8 @@ unsigned long rip_store;
 char rep_src[16] = "abcdefghijklmno";
 char rep_dst[16];
 unsigned long saved_rsp;
+/* A USDT semaphore: in .data, so that it lives in a file-backed mapping. */
+volatile unsigned short usdt_sem __attribute__((section(".data")));
 
 /*
  * CASE name, pre, body: pre runs before the probed label (with the known
@@ -123,7 +134,7 @@ asm(
 "	CASE jmp_mem, \"\", \"jmp *jt_target(%rip); mov $0xbad, %rax; jt_label: nop\"\n"
 "	CASE call_mem, \"\", \"call *ct_target(%rip); ct_label: nop\"\n"
 "	CASE loop, \"\", \"loop 1f; 1: nop\"\n"
-"	CASE sub_rsp, \"\", \"sub $64, %rsp; add $64, %rsp\"\n"
+"	CASE sub_rsp, \"\", \"sub $64, %rsp; add $64, %rsp; pushq $0x8d5; popfq\"\n"
 "	.type ret_fn, @function\n"
 "	.globl probe_ret_fn\n"
 "ret_fn:\n"
@@ -319,6 +330,7 @@ int main(int argc, char **argv)
 		printf("rec %#lx\n", self_file_offset((void *)rec));
 		printf("ljfunc %#lx\n", self_file_offset((void *)ljfunc));
 		printf("ljdeep %#lx\n", self_file_offset((void *)ljdeep));
+		printf("usdt_sem %#lx\n", self_file_offset((void *)&usdt_sem));
 		return 0;
 	}
 	if (!strcmp(argv[1], "addr") && argc > 2) {
@@ -343,6 +355,43 @@ int main(int argc, char **argv)
 			cases[i].fn();
 			nanosleep(&ms, NULL);
 		}
+		return 0;
+	}
+	if (!strcmp(argv[1], "sem")) {
+		printf("sem %d\n", usdt_sem);
+		return 0;
+	}
+	if ((!strcmp(argv[1], "forkloop") || !strcmp(argv[1], "execloop")) &&
+	    argc > 3) {
+		const struct tcase *c = NULL;
+		pid_t child;
+
+		for (i = 0; i < NCASES; i++)
+			if (!strcmp(cases[i].name, argv[2]))
+				c = &cases[i];
+		if (!c)
+			return 2;
+		printf("pid %d addr %#lx\n", getpid(), (unsigned long)c->probe);
+		sleep(2);
+		if (argv[1][0] == 'e') {
+			for (i = 0; i < 50; i++)
+				c->fn();
+			printf("exec\n");
+			execl("/proc/self/exe", argv[0], "loop", argv[2], argv[3],
+			      (char *)NULL);
+			return 3;
+		}
+		child = fork();
+		if (!child) {
+			for (i = 0; i < 100; i++)
+				c->fn();
+			_exit(0);
+		}
+		waitpid(child, NULL, 0);
+		for (i = 0; i < 100; i++)
+			c->fn();
+		printf("done\n");
+		sleep(atoi(argv[3]));
 		return 0;
 	}
 	if (!strcmp(argv[1], "threads") && argc > 3)
