@@ -10,6 +10,8 @@
 #  - a fault in a stepped copy (divide by zero, NULL load) is reported at
 #    the probed address, in siginfo and in the ucontext;
 #  - 32 threads hit one probe, and the count is exact;
+#  - a SIGALRM storm while stepped copies run: no signal handler sees an
+#    address in the XOL area, and no hit is lost;
 #  - return probes through recursion and through longjmp();
 #  - a USDT semaphore (ref_ctr_offset) counts the armed probe, also when
 #    its data mapping appears after the text's;
@@ -88,6 +90,19 @@ echo 1 > "$T/events/uprobes/enable"
 echo 0 > "$T/events/uprobes/enable"
 h=$(hits up_thr)
 check "32 threads x 200 calls through one probe: 6400 hits (got $h)" [ "$h" = 6400 ]
+ev_clear
+
+# Signals while stepping: never delivered with ip in the XOL area.
+off=$(awk '$1 == "rip_load" { print $2 }' "$KP_TMP/offsets")
+echo "p:up_sig $prog:$off" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+out=$("$prog" signals rip_load 20000)
+echo 0 > "$T/events/uprobes/enable"
+h=$(hits up_sig)
+sig=$(echo "$out" | awk '{ print $2 }')
+check "SIGALRM storm over a stepped probe: $sig signals, none seen inside [uprobes] ($out)" \
+	[ -n "$sig" ] && [ "$sig" -gt 0 ] && [ "$(echo "$out" | awk '{ print $4 }')" = 0 ]
+check "SIGALRM storm: 20000 hits (got $h)" [ "$h" = 20000 ]
 ev_clear
 
 # Return probes through recursion and longjmp.

@@ -15,7 +15,10 @@
  * built here instruction by instruction (bpf() system call), attaches it
  * to such an event with PERF_EVENT_IOC_SET_BPF and checks what it saw:
  * CALLS runs, bpf_get_func_ip() at target_fn, and on the return probe the
- * function's return value in %rax.
+ * function's return value in %rax.  The uprobe_multi part attaches the
+ * program to target_fn() and target_fn2() at once with a BPF_LINK_CREATE
+ * of type BPF_TRACE_UPROBE_MULTI filtered on our pid, entry and return:
+ * every call of ours runs it, a forked child's calls do not.
  *
  * One TAP line per check; exits 1 when one failed.  Built static.
  */
@@ -30,6 +33,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define KP_TAP_WHAT "uprobe pmu"
@@ -42,6 +46,12 @@ __attribute__((noinline)) long target_fn(long x)
 {
 	asm volatile("" ::: "memory");
 	return x * 2 + 1;
+}
+
+__attribute__((noinline)) long target_fn2(long x)
+{
+	asm volatile("" ::: "memory");
+	return x - 1;
 }
 
 static char exe[4096];
@@ -104,7 +114,7 @@ static uint64_t count_of(int fd)
 			  .src_reg = (s), .off = (o), .imm = (k) })
 
 /* Count the run, remember bpf_get_func_ip() and ctx->ax in map[0]. */
-static int load_prog(int map_fd)
+static int load_prog(int map_fd, int attach_type)
 {
 	struct bpf_insn p[] = {
 		I(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0),
@@ -134,6 +144,7 @@ static int load_prog(int map_fd)
 
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_type = BPF_PROG_TYPE_KPROBE;
+	attr.expected_attach_type = attach_type;
 	attr.insn_cnt = sizeof(p) / sizeof(p[0]);
 	attr.insns = (uint64_t)(uintptr_t)p;
 	attr.license = (uint64_t)(uintptr_t)"GPL";
@@ -153,7 +164,7 @@ static void bpf_case(int type, int ret_bit, int retprobe, int n)
 	long last;
 	struct seen s;
 
-	prog_fd = map_fd < 0 ? -1 : load_prog(map_fd);
+	prog_fd = map_fd < 0 ? -1 : load_prog(map_fd, 0);
 	result(prog_fd >= 0, "bpf %s: the program loads", what);
 	if (prog_fd < 0)
 		return;
@@ -175,6 +186,64 @@ static void bpf_case(int type, int ret_bit, int retprobe, int n)
 		result(s.ax == (uint64_t)last, "bpf %s: %%rax is the return value (%lld, want %ld)",
 		       what, (long long)s.ax, last);
 	close(fd);
+	close(prog_fd);
+	close(map_fd);
+}
+
+/* The userspace headers may predate uprobe_multi links: our own copy. */
+#define UPROBE_MULTI_ATTACH	48	/* BPF_TRACE_UPROBE_MULTI */
+#define UPROBE_MULTI_RETURN	1	/* BPF_F_UPROBE_MULTI_RETURN */
+
+struct uprobe_multi_link_attr {		/* bpf_attr.link_create */
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, multi_flags, pid;
+	uint8_t pad[128 - 60];
+};
+
+static void multi_case(int retprobe, int n)
+{
+	const char *what = retprobe ? "uprobe_multi return" : "uprobe_multi entry";
+	uint64_t offs[2] = { fn_off, self_file_offset((void *)target_fn2) };
+	struct uprobe_multi_link_attr attr;
+	int map_fd = create_map(), prog_fd, link, i;
+	struct seen s;
+	pid_t child;
+
+	prog_fd = map_fd < 0 ? -1 : load_prog(map_fd, UPROBE_MULTI_ATTACH);
+	result(prog_fd >= 0, "%s: the program loads", what);
+	if (prog_fd < 0)
+		return;
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = prog_fd;
+	attr.attach_type = UPROBE_MULTI_ATTACH;
+	attr.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0;
+	attr.path = (uint64_t)(uintptr_t)exe;
+	attr.offsets = (uint64_t)(uintptr_t)offs;
+	attr.cnt = 2;
+	attr.pid = getpid();
+	link = syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	result(link >= 0, "%s: link on target_fn and target_fn2 (%s)", what,
+	       link >= 0 ? "ok" : strerror(errno));
+	if (link < 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		target_fn2(target_fn(i));
+	child = fork();
+	if (!child) {
+		calls(n);
+		_exit(0);
+	}
+	waitpid(child, NULL, 0);
+	s = read_map(map_fd);
+	result(s.count == 2ULL * n, "%s: %d runs for %d calls of ours, none for the child's",
+	       what, (int)s.count, 2 * n);
+	close(link);
+	calls(n);
+	s = read_map(map_fd);
+	result(s.count == 2ULL * n, "%s: no run after the link is closed (%d)",
+	       what, (int)s.count);
+out:
 	close(prog_fd);
 	close(map_fd);
 }
@@ -230,5 +299,7 @@ int main(int argc, char **argv)
 
 	bpf_case(type, ret_bit, 0, n);
 	bpf_case(type, ret_bit, 1, n);
+	multi_case(0, n);
+	multi_case(1, n);
 	return failures ? 1 : 0;
 }

@@ -17,6 +17,9 @@
  *                                 addresses: where the signal says they were
  *   uprobe_target recurse D      call the recursive function rec() to depth D
  *   uprobe_target longjmp N      N times: leave ljfunc() by longjmp
+ *   uprobe_target signals CASE N run CASE N times under a SIGALRM storm;
+ *                                 "signals S in_xol X": no handler may see
+ *                                 an ip in the [uprobes] area (X == 0)
  *   uprobe_target sem            print the USDT semaphore usdt_sem
  *   uprobe_target forkloop CASE SEC   like loop, but after 2 s a child runs
  *                                 CASE 100 times, then the parent does;
@@ -33,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 #include <ucontext.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -252,6 +256,49 @@ extern char probe_fault_div[], probe_fault_load[];
 void fault_div(void);
 void fault_load(void);
 
+#define MAX_RIPS	65536
+static unsigned long alarm_rip[MAX_RIPS];
+static volatile unsigned int nalarm;
+
+static void on_alarm(int sig, siginfo_t *si, void *uc)
+{
+	unsigned int n = nalarm;
+
+	if (n < MAX_RIPS)
+		alarm_rip[n] = ((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	nalarm = n + 1;
+}
+
+/* Run @c @n times while SIGALRM comes every 50 us. */
+static int signals(const struct tcase *c, long n)
+{
+	struct sigaction sa = { .sa_sigaction = on_alarm, .sa_flags = SA_SIGINFO | SA_RESTART };
+	struct itimerval it = { { 0, 50 }, { 0, 50 } }, off = { 0 };
+	unsigned long start = 0, end = 0, a, b;
+	unsigned int i, in_xol = 0;
+	char line[512];
+	FILE *f;
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	while (n--)
+		c->fn();
+	setitimer(ITIMER_REAL, &off, NULL);
+	f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[uprobes]") && sscanf(line, "%lx-%lx", &a, &b) == 2) {
+			start = a;
+			end = b;
+		}
+	if (f)
+		fclose(f);
+	for (i = 0; i < nalarm && i < MAX_RIPS; i++)
+		if (alarm_rip[i] >= start && alarm_rip[i] < end)
+			in_xol++;
+	printf("signals %u in_xol %u\n", nalarm, in_xol);
+	return 0;
+}
+
 static sigjmp_buf fault_jb;
 static volatile unsigned long fault_ip, fault_addr;
 
@@ -356,6 +403,12 @@ int main(int argc, char **argv)
 			nanosleep(&ms, NULL);
 		}
 		return 0;
+	}
+	if (!strcmp(argv[1], "signals") && argc > 3) {
+		for (i = 0; i < NCASES; i++)
+			if (!strcmp(cases[i].name, argv[2]))
+				return signals(&cases[i], atol(argv[3]));
+		return 2;
 	}
 	if (!strcmp(argv[1], "sem")) {
 		printf("sem %d\n", usdt_sem);
