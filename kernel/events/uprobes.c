@@ -88,6 +88,7 @@ struct uprobe_seed {
 	unsigned long		vaddr;
 	bool			gone;		/* exec, exit or unregistered */
 	bool			in_irq;		/* u->handler_in_interrupt */
+	atomic_long_t		hits;		/* handler calls */
 	struct list_head	node;		/* seeds, RCU */
 	struct list_head	reap;		/* reap_list */
 };
@@ -1114,8 +1115,10 @@ static int seed_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
 	if (!seed_filter(uc, current->mm))
 		return UPROBE_HANDLER_REMOVE;
 	/* Ran in the trap already (uprobe_pre_sstep_notifier()). */
-	if (!seed->in_irq)
+	if (!seed->in_irq) {
+		atomic_long_inc(&seed->hits);
 		seed->u->handler(seed->u, regs);
+	}
 	return 0;
 }
 
@@ -1398,6 +1401,7 @@ static bool seed_irq_handlers(struct pt_regs *regs, unsigned long bp_vaddr)
 		if (seed->mm != mm || seed->vaddr != bp_vaddr || !seed->in_irq ||
 		    READ_ONCE(seed->gone))
 			continue;
+		atomic_long_inc(&seed->hits);
 		seed->u->handler(seed->u, regs);
 		any = true;
 	}
@@ -1814,10 +1818,11 @@ static int list_show(struct seq_file *m, void *v)
 		struct uprobe_seed *seed;
 
 		list_for_each_entry(seed, &seeds, node)
-			seq_printf(m, "pid %d %#lx %s%s\n", seed->u->pid,
-				   seed->vaddr,
+			seq_printf(m, "pid %d %#lx %s%s hits=%ld\n",
+				   seed->u->pid, seed->vaddr,
 				   seed->in_irq ? "irq" : "task",
-				   seed->u->ret_handler ? " ret" : "");
+				   seed->u->ret_handler ? " ret" : "",
+				   atomic_long_read(&seed->hits));
 	}
 	spin_unlock_irq(&seed_lock);
 	return 0;

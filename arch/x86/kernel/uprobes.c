@@ -26,6 +26,7 @@
 #include <linux/unaligned.h>
 #include <linux/uprobes.h>
 #include <asm/insn.h>
+#include <asm/probe-insn.h>
 #include <asm/shstk.h>
 #include <asm/text-patching.h>
 #include <asm/unistd.h>
@@ -33,21 +34,15 @@
 /* thread.trap_nr while a copy steps: any real trap overwrites it. */
 #define UPROBE_TRAP_NR		UINT_MAX
 
-#define PFX_OPSIZE		0x66
-#define PFX_REP			0xf3
-#define PFX_REPNE		0xf2
+#define PFX_OPSIZE		PROBE_PREFIX_OPSIZE
+#define PFX_REP			PROBE_PREFIX_REP
+#define PFX_REPNE		PROBE_PREFIX_REPNE
 
-/* pt_regs slots of the general purpose registers, in encoding order. */
-static const u8 gpr_slot[16] = {
-	offsetof(struct pt_regs, ax) / 8,	offsetof(struct pt_regs, cx) / 8,
-	offsetof(struct pt_regs, dx) / 8,	offsetof(struct pt_regs, bx) / 8,
-	offsetof(struct pt_regs, sp) / 8,	offsetof(struct pt_regs, bp) / 8,
-	offsetof(struct pt_regs, si) / 8,	offsetof(struct pt_regs, di) / 8,
-	offsetof(struct pt_regs, r8) / 8,	offsetof(struct pt_regs, r9) / 8,
-	offsetof(struct pt_regs, r10) / 8,	offsetof(struct pt_regs, r11) / 8,
-	offsetof(struct pt_regs, r12) / 8,	offsetof(struct pt_regs, r13) / 8,
-	offsetof(struct pt_regs, r14) / 8,	offsetof(struct pt_regs, r15) / 8,
-};
+/* pt_regs slot (offset / 8) of general purpose register @n. */
+static u8 gpr_slot(unsigned int n)
+{
+	return probe_insn_gpr_offset(n) / sizeof(long);
+}
 
 static unsigned long *reg_ptr(struct pt_regs *regs, u8 slot)
 {
@@ -62,17 +57,6 @@ bool is_swbp_insn(uprobe_opcode_t *insn)
 bool is_trap_insn(uprobe_opcode_t *insn)
 {
 	return is_swbp_insn(insn);
-}
-
-static bool has_prefix(struct insn *insn, u8 which)
-{
-	insn_byte_t p;
-	int i;
-
-	for_each_insn_prefix(insn, i, p)
-		if (p == which)
-			return true;
-	return false;
 }
 
 /* The register number in the low opcode bits, extended by REX.B. */
@@ -96,7 +80,7 @@ static u8 modrm_rm(struct insn *insn)
 
 static int set_branch(struct arch_uprobe *a, struct insn *insn, u8 op)
 {
-	if (has_prefix(insn, PFX_OPSIZE))
+	if (probe_insn_has_prefix(insn, PFX_OPSIZE))
 		return -ENOTSUPP;
 	a->op = op;
 	a->rel = insn->immediate.value;
@@ -113,11 +97,11 @@ static int analyze_group5(struct arch_uprobe *a, struct insn *insn)
 		return -ENOTSUPP;
 	if (reg != 2 && reg != 4)
 		return 0;
-	if (has_prefix(insn, PFX_OPSIZE))
+	if (probe_insn_has_prefix(insn, PFX_OPSIZE))
 		return -ENOTSUPP;
 	if (X86_MODRM_MOD(insn->modrm.bytes[0]) == 3) {
 		a->op = call ? UPX_CALL_REG : UPX_JMP_REG;
-		a->reg = gpr_slot[modrm_rm(insn)];
+		a->reg = gpr_slot(modrm_rm(insn));
 		return 0;
 	}
 	/* Stepped: ip is the target already; a call pushed the slot. */
@@ -141,9 +125,9 @@ static int analyze_onebyte(struct arch_uprobe *a, struct insn *insn)
 	}
 	if (opc >= 0x50 && opc <= 0x57) {
 		/* A 16-bit push is rare enough to step. */
-		if (!has_prefix(insn, PFX_OPSIZE)) {
+		if (!probe_insn_has_prefix(insn, PFX_OPSIZE)) {
 			a->op = UPX_PUSH;
-			a->reg = gpr_slot[opcode_reg(insn)];
+			a->reg = gpr_slot(opcode_reg(insn));
 		}
 		return 0;
 	}
@@ -156,7 +140,7 @@ static int analyze_onebyte(struct arch_uprobe *a, struct insn *insn)
 		return set_branch(a, insn, UPX_JMP);
 	case 0xc2:
 	case 0xc3:
-		if (has_prefix(insn, PFX_OPSIZE))
+		if (probe_insn_has_prefix(insn, PFX_OPSIZE))
 			return -ENOTSUPP;
 		a->op = UPX_RET;
 		a->imm = opc == 0xc2 ? (u16)insn->immediate.value : 0;
@@ -164,12 +148,12 @@ static int analyze_onebyte(struct arch_uprobe *a, struct insn *insn)
 	case 0xff:
 		return analyze_group5(a, insn);
 	case 0x9c:
-		if (!has_prefix(insn, PFX_OPSIZE))
+		if (!probe_insn_has_prefix(insn, PFX_OPSIZE))
 			a->op = UPX_PUSHF;
 		return 0;
 	case 0x90:
 		/* Not pause (f3 90), not xchg %eax,%r8d. */
-		if (!insn->rex_prefix.nbytes && !has_prefix(insn, PFX_REP))
+		if (!insn->rex_prefix.nbytes && !probe_insn_has_prefix(insn, PFX_REP))
 			a->op = UPX_NOP;
 		return 0;
 	case 0xc7:
@@ -223,7 +207,7 @@ static int analyze_twobyte(struct arch_uprobe *a, struct insn *insn)
 		return 0;
 	case 0x1e:
 		/* endbr64 and endbr32 are nops; rdssp and the like are not. */
-		if (has_prefix(insn, PFX_REP) && (modrm == 0xfa || modrm == 0xfb))
+		if (probe_insn_has_prefix(insn, PFX_REP) && (modrm == 0xfa || modrm == 0xfb))
 			a->op = UPX_NOP;
 		return 0;
 	case 0x05: case 0x07: case 0x34: case 0x35:	/* system calls */
@@ -279,7 +263,7 @@ static int riprel_prepare(struct arch_uprobe *a, struct insn *insn)
 		a->ixol[insn_offset_rex_prefix(insn)] &= ~1;
 	else if (insn->vex_prefix.nbytes >= 3)
 		a->ixol[insn_offset_vex_prefix(insn) + 1] |= 0x20;	/* ~B */
-	a->scratch = gpr_slot[scratch];
+	a->scratch = gpr_slot(scratch);
 	a->fixups |= UPX_FIX_SCRATCH;
 	return 0;
 }
@@ -289,7 +273,7 @@ static bool is_rep_string(struct insn *insn)
 	u8 opc = insn->opcode.bytes[0];
 
 	if (insn->opcode.nbytes != 1 ||
-	    !(has_prefix(insn, PFX_REP) || has_prefix(insn, PFX_REPNE)))
+	    !(probe_insn_has_prefix(insn, PFX_REP) || probe_insn_has_prefix(insn, PFX_REPNE)))
 		return false;
 	return (opc >= 0xa4 && opc <= 0xa7) || (opc >= 0xaa && opc <= 0xaf);
 }
@@ -353,21 +337,6 @@ static bool push_user(struct pt_regs *regs, unsigned long val)
 	return true;
 }
 
-static bool loop_taken(u8 variant, struct pt_regs *regs)
-{
-	bool zf = regs->flags & X86_EFLAGS_ZF;
-
-	if (variant == 3)		/* jrcxz */
-		return !regs->cx;
-	if (--regs->cx == 0)		/* loop, loope, loopne count first */
-		return false;
-	if (variant == 0)		/* loopne */
-		return !zf;
-	if (variant == 1)		/* loope */
-		return zf;
-	return true;
-}
-
 /**
  * arch_uprobe_skip_sstep() - carry out an emulated instruction
  * @a: the probe
@@ -397,7 +366,7 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *a, struct pt_regs *regs)
 		int3_emulate_jcc(regs, a->cond, next, a->rel);
 		return true;
 	case UPX_LOOP:
-		if (loop_taken(a->cond, regs))
+		if (probe_insn_loop_taken(a->cond, regs))
 			next = target;
 		break;
 	case UPX_RET:

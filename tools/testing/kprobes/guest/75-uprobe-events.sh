@@ -15,6 +15,7 @@
 #  - return probes through recursion and through longjmp();
 #  - a USDT semaphore (ref_ctr_offset) counts the armed probe, also when
 #    its data mapping appears after the text's;
+#  - debugfs uprobes/list shows the probes, how they run and their hits;
 #  - bad probe definitions are refused and leave the kernel log quiet.
 . /kptest/lib.sh
 
@@ -49,7 +50,12 @@ check "uprobe_events takes a probe on each of the $n instruction classes${bad_de
 echo 1 > "$T/events/uprobes/enable"
 "$prog" run 5 > "$KP_TMP/probed"
 rc=$?
+L=/sys/kernel/debug/uprobes/list
+cp "$L" "$KP_TMP/list"
 echo 0 > "$T/events/uprobes/enable"
+nl=$(grep -c ' consumers=1 .* hits=[1-9]' "$KP_TMP/list")
+check "debugfs uprobes/list: $n probes with hits (got $nl), emulated and stepped ones" \
+	eval '[ "$nl" = "$n" ] && grep -q " emulate " "$KP_TMP/list" && grep -q " step " "$KP_TMP/list"'
 check "uprobe_target's cases give the same results five times in a row with the probes" [ $rc = 0 ]
 while read -r name sig; do
 	got=$(awk -v n="$name" '$1 == n { print $2 }' "$KP_TMP/probed")
@@ -79,7 +85,7 @@ check "SIGFPE of a probed div: ip and si_addr at the probed instruction" \
 check "SIGSEGV of a probed NULL load: ip at the probed instruction" \
 	grep -q "^load sig=11 ip_ok=1 addr_ok=1" "$KP_TMP/fault"
 check "the probes on the faulting instructions fired" \
-	[ "$(hits up_fault_div)" -ge 1 ] && [ "$(hits up_fault_load)" -ge 1 ]
+	eval '[ "$(hits up_fault_div)" -ge 1 ] && [ "$(hits up_fault_load)" -ge 1 ]'
 ev_clear
 
 # 32 threads on one probe: exact count.
@@ -101,7 +107,7 @@ echo 0 > "$T/events/uprobes/enable"
 h=$(hits up_sig)
 sig=$(echo "$out" | awk '{ print $2 }')
 check "SIGALRM storm over a stepped probe: $sig signals, none seen inside [uprobes] ($out)" \
-	[ -n "$sig" ] && [ "$sig" -gt 0 ] && [ "$(echo "$out" | awk '{ print $4 }')" = 0 ]
+	eval '[ -n "$sig" ] && [ "$sig" -gt 0 ] && [ "$(echo "$out" | awk '\''{ print $4 }'\'')" = 0 ]'
 check "SIGALRM storm: 20000 hits (got $h)" [ "$h" = 20000 ]
 ev_clear
 
@@ -114,7 +120,7 @@ out=$("$prog" recurse 20)
 echo 0 > "$T/events/uprobes/enable"
 check "recursion 21 deep under a return probe returns right ($out)" [ "$out" = "rec 20" ]
 check "21 entries and 21 returns of rec() (got $(hits up_rec), $(hits up_recret))" \
-	[ "$(hits up_rec)" = 21 ] && [ "$(hits up_recret)" = 21 ]
+	eval '[ "$(hits up_rec)" = 21 ] && [ "$(hits up_recret)" = 21 ]'
 ev_clear
 echo "r:up_recret $prog:$rec" >> "$T/uprobe_events"
 echo 1 > "$T/events/uprobes/enable"
@@ -133,7 +139,7 @@ rc=$?
 echo 0 > "$T/events/uprobes/enable"
 check "100 longjmp()s out of return-probed functions ($out, status $rc)" [ "$out" = "longjmp 100" ]
 check "no return reported for the functions longjmp() left (got $(hits up_ljret), $(hits up_ljdret))" \
-	[ "$(hits up_ljret)" = 0 ] && [ "$(hits up_ljdret)" = 0 ]
+	eval '[ "$(hits up_ljret)" = 0 ] && [ "$(hits up_ljdret)" = 0 ]'
 ev_clear
 
 # A USDT semaphore: 1 in a process started while the probe is on, 0 after.

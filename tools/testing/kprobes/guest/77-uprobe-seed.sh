@@ -21,11 +21,19 @@ P=/sys/module/uprobe_example/parameters
 # start CASE SECONDS: run uprobe_target loop in the background; sets
 # tpid and taddr.
 start() {
-	"$prog" loop "$1" "$2" > "$KP_TMP/loop.out" &
+	start_mode loop "$@"
+}
+
+# start_mode MODE CASE SECONDS: the same for another mode of uprobe_target
+# (the file is truncated by the background job itself, maybe late: look
+# for its own pid).
+start_mode() {
+	rm -f "$KP_TMP/loop.out"
+	"$prog" "$@" > "$KP_TMP/loop.out" &
 	tpid=$!
 	taddr=
-	for _i in 1 2 3 4 5 6 7 8 9 10; do
-		taddr=$(sed -n 's/^pid [0-9]* addr //p' "$KP_TMP/loop.out")
+	for _i in $(seq 50); do
+		taddr=$(sed -n "s/^pid $tpid addr //p" "$KP_TMP/loop.out" 2>/dev/null | head -n 1)
 		[ -n "$taddr" ] && break
 		sleep 0.2
 	done
@@ -40,9 +48,13 @@ for irq in 0 1; do
 		sleep 1
 		h2=$(cat $P/hits)
 		check "irq=$irq: the probe on pid $tpid at $taddr counts hits ($h1, then $h2)" \
-			[ "$h1" -gt 0 ] && [ "$h2" -gt "$h1" ]
+			eval '[ "$h1" -gt 0 ] && [ "$h2" -gt "$h1" ]'
 		ctx=trap
 		[ $irq = 0 ] && ctx=task
+		mode=irq
+		[ $irq = 0 ] && mode=task
+		check "irq=$irq: debugfs uprobes/list shows the probe with its hits" \
+			grep -q "^pid $tpid $taddr $mode hits=[1-9]" /sys/kernel/debug/uprobes/list
 		check "irq=$irq: the handler ran in $ctx context" \
 			sh -c "dmesg | grep -q 'hit at .* ($ctx)'"
 		kill "$tpid"
@@ -64,10 +76,14 @@ start ret_fn 30
 rfaddr=$taddr
 if insmod "$mod" pid=$tpid vaddr=$rfaddr ret=1 2> "$KP_TMP/insmod.out"; then
 	sleep 2
+	# Stopped, so that both counts are read at the same point.
+	kill -STOP "$tpid"
+	sleep 0.2
 	h=$(cat $P/hits)
 	r=$(cat $P/ret_hits)
+	kill -CONT "$tpid"
 	check "ret=1: returns counted with the hits ($h hits, $r returns)" \
-		[ "$h" -gt 0 ] && [ "$r" -gt 0 ] && [ $((h - r)) -le 1 ] && [ $((r - h)) -le 1 ]
+		eval '[ "$h" -gt 0 ] && [ "$r" -gt 0 ] && [ $((h - r)) -le 1 ] && [ $((r - h)) -le 1 ]'
 	check "ret=1: rmmod with the process running" rmmod uprobe_example
 else
 	notok "ret=1: insmod uprobe_example pid=$tpid vaddr=$rfaddr"
@@ -81,8 +97,11 @@ wait "$tpid" 2>/dev/null
 start nop 30
 if insmod "$mod" pid=$tpid vaddr=$taddr nprobes=3 2> "$KP_TMP/insmod.out"; then
 	sleep 2
+	kill -STOP "$tpid"
+	sleep 0.2
 	check "nprobes=3: all three probes hit ($(cat $P/probes_hit)), hits a multiple of 3 ($(cat $P/hits))" \
-		[ "$(cat $P/probes_hit)" = 3 ] && [ $(($(cat $P/hits) % 3)) = 0 ]
+		eval '[ "$(cat $P/probes_hit)" = 3 ] && [ $(($(cat $P/hits) % 3)) = 0 ]'
+	kill -CONT "$tpid"
 	check "nprobes=3: rmmod" rmmod uprobe_example
 else
 	notok "nprobes=3: insmod"
@@ -101,10 +120,7 @@ wait_line() {
 }
 
 # fork: the child runs the probed code 100 times, then the parent does.
-"$prog" forkloop push 20 > "$KP_TMP/loop.out" &
-tpid=$!
-sleep 0.5
-taddr=$(sed -n 's/^pid [0-9]* addr //p' "$KP_TMP/loop.out")
+start_mode forkloop push 20
 if insmod "$mod" pid=$tpid vaddr=$taddr 2> "$KP_TMP/insmod.out"; then
 	if wait_line done; then
 		h=$(cat $P/hits)
@@ -121,10 +137,7 @@ kill "$tpid"
 wait "$tpid" 2>/dev/null
 
 # exec: 50 hits, then the process execs the same program: no more hits.
-"$prog" execloop pushf 20 > "$KP_TMP/loop.out" &
-tpid=$!
-sleep 0.5
-taddr=$(sed -n 's/^pid [0-9]* addr //p' "$KP_TMP/loop.out" | head -n 1)
+start_mode execloop pushf 20
 if insmod "$mod" pid=$tpid vaddr=$taddr 2> "$KP_TMP/insmod.out"; then
 	wait_line exec
 	sleep 2
