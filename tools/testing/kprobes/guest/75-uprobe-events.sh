@@ -15,6 +15,7 @@
 #  - return probes through recursion and through longjmp();
 #  - a USDT semaphore (ref_ctr_offset) counts the armed probe, also when
 #    its data mapping appears after the text's;
+#  - a second mapping of the probed file gets the probe, also after mremap;
 #  - debugfs uprobes/list shows the probes, how they run and their hits;
 #  - bad probe definitions are refused and leave the kernel log quiet.
 . /kptest/lib.sh
@@ -153,6 +154,17 @@ check "uprobe_target with the probe on: semaphore 1 ($out)" [ "$out" = "sem 1" ]
 echo 0 > "$T/events/uprobes/up_sem/enable"
 out=$("$prog" sem)
 check "uprobe_target with the probe off again: semaphore 0 ($out)" [ "$out" = "sem 0" ]
+ev_clear
+
+# The probed page mapped again by hand, then moved with mremap.
+rf=$(awk '$1 == "ret_fn" { print $2 }' "$KP_TMP/offsets")
+echo "p:up_remap $prog:$rf" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+out=$("$prog" remap 20)
+echo 0 > "$T/events/uprobes/enable"
+h=$(hits up_remap)
+check "a new mapping of the probed page, then mremap: 40 hits ($out, got $h)" \
+	eval '[ "$out" = "remap ok" ] && [ "$h" = 40 ]'
 ev_clear
 
 # Bad definitions: refused with an error, nothing in the kernel log.

@@ -20,6 +20,9 @@
  *   uprobe_target signals CASE N run CASE N times under a SIGALRM storm;
  *                                 "signals S in_xol X": no handler may see
  *                                 an ip in the [uprobes] area (X == 0)
+ *   uprobe_target remap N        map the page of ret_fn from our own file
+ *                                 again, call ret_fn there N times, mremap
+ *                                 it elsewhere, N calls more, munmap
  *   uprobe_target sem            print the USDT semaphore usdt_sem
  *   uprobe_target forkloop CASE SEC   like loop, but after 2 s a child runs
  *                                 CASE 100 times, then the parent does;
@@ -36,6 +39,8 @@
 #include <string.h>
 #include <time.h>
 #include <ucontext.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -409,6 +414,32 @@ int main(int argc, char **argv)
 			if (!strcmp(cases[i].name, argv[2]))
 				return signals(&cases[i], atol(argv[3]));
 		return 2;
+	}
+	if (!strcmp(argv[1], "remap") && argc > 2) {
+		unsigned long off = self_file_offset(probe_ret_fn);
+		unsigned long pg = off & ~4095UL;
+		int fd = open("/proc/self/exe", O_RDONLY), n = atoi(argv[2]);
+		char *m, *m2;
+		void (*fn)(void);
+
+		m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, pg);
+		if (fd < 0 || m == MAP_FAILED)
+			return 3;
+		/* ret_fn is a lone ret: it runs from any address. */
+		fn = (void (*)(void))(m + (off - pg));
+		for (i = 0; i < (unsigned int)n; i++)
+			fn();
+		m2 = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		m2 = mremap(m, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED, m2 + 4096);
+		if (m2 == MAP_FAILED)
+			return 4;
+		fn = (void (*)(void))(m2 + (off - pg));
+		for (i = 0; i < (unsigned int)n; i++)
+			fn();
+		munmap(m2, 4096);
+		close(fd);
+		printf("remap ok\n");
+		return 0;
 	}
 	if (!strcmp(argv[1], "sem")) {
 		printf("sem %d\n", usdt_sem);
