@@ -18,7 +18,8 @@
  * function's return value in %rax.  The uprobe_multi part attaches the
  * program to target_fn() and target_fn2() at once with a BPF_LINK_CREATE
  * of type BPF_TRACE_UPROBE_MULTI filtered on our pid, entry and return:
- * every call of ours runs it, a forked child's calls do not.
+ * every call of ours runs it, a forked child's calls do not.  Last, the
+ * uretprobe system call made from anywhere but the trampoline is SIGILL.
  *
  * One TAP line per check; exits 1 when one failed.  Built static.
  */
@@ -33,6 +34,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -250,7 +252,8 @@ out:
 
 int main(int argc, char **argv)
 {
-	int n = 50, type, ret_bit, fd, i;
+	int n = 50, type, ret_bit, fd, i, status = 0;
+	pid_t child;
 	ssize_t len;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -301,5 +304,16 @@ int main(int argc, char **argv)
 	bpf_case(type, ret_bit, 1, n);
 	multi_case(0, n);
 	multi_case(1, n);
+
+	/* sys_uretprobe (335) belongs to the trampoline alone. */
+	child = fork();
+	if (!child) {
+		syscall(335);
+		_exit(0);
+	}
+	waitpid(child, &status, 0);
+	result(WIFSIGNALED(status) && WTERMSIG(status) == SIGILL,
+	       "the uretprobe system call outside the trampoline: SIGILL (status %#x)",
+	       status);
 	return failures ? 1 : 0;
 }
