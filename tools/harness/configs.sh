@@ -43,6 +43,11 @@ build_one() {
 			echo "arm64: want HAVE_KPROBES=y and KPROBES off" >> "$bdir/build.log"
 			rc=1
 		fi
+		if [ $rc = 0 ] && { ! grep -q '^CONFIG_ARCH_SUPPORTS_UPROBES=y' "$bdir/linux/.config" ||
+				    grep -q '^CONFIG_UPROBES=y' "$bdir/linux/.config"; }; then
+			echo "arm64: want ARCH_SUPPORTS_UPROBES=y and UPROBES off" >> "$bdir/build.log"
+			rc=1
+		fi
 	else
 		[ -f "$variants/$n.config" ] || die "no variant $n in $variants"
 		KP_CONFIG_EXTRA=$variants/$n.config \

@@ -1,7 +1,8 @@
 # make configs: arm64, a HAVE_KPROBES architecture our core does not serve.
-# KPROBES must stay off there (it depends on X86_64); everything around it
-# that includes <linux/kprobes.h> must still build: perf, ftrace, uprobes
-# (arm64's probes/ directory), BPF, modules.
+# KPROBES must stay off there (it depends on X86_64), and so must UPROBES
+# and UPROBE_EVENTS (our uprobes core is x86_64 only too); everything around
+# them that includes <linux/kprobes.h> or <linux/uprobes.h> must still
+# build: perf, ftrace, BPF, modules.
 CONFIG_MODULES=y
 CONFIG_MODULE_UNLOAD=y
 CONFIG_KALLSYMS=y
@@ -9,7 +10,8 @@ CONFIG_DEBUG_FS=y
 CONFIG_PERF_EVENTS=y
 CONFIG_FTRACE=y
 CONFIG_FUNCTION_TRACER=y
-CONFIG_UPROBE_EVENTS=y
+# CONFIG_UPROBE_EVENTS is not set
 CONFIG_BPF_SYSCALL=y
-CONFIG_BPF_EVENTS=y
+# BPF_EVENTS needs kprobe or uprobe events: neither is there.
+# CONFIG_BPF_EVENTS is not set
 # CONFIG_KPROBES is not set

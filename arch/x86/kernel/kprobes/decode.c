@@ -32,26 +32,15 @@
 #include <asm/alternative.h>
 #include <asm/ibt.h>
 #include <asm/insn.h>
+#include <asm/probe-insn.h>
 #include <asm/text-patching.h>
 
 #include "internal.h"
 
-#define KP_PREFIX_OPSIZE	0x66
-#define KP_PREFIX_ADDRSIZE	0x67
-#define KP_PREFIX_LOCK		0xf0
+#define KP_PREFIX_OPSIZE	PROBE_PREFIX_OPSIZE
+#define KP_PREFIX_ADDRSIZE	PROBE_PREFIX_ADDRSIZE
+#define KP_PREFIX_LOCK		PROBE_PREFIX_LOCK
 #define KP_MODRM_PUSH		6	/* ModRM.reg of "push r/m" (0xff /6) */
-
-/* pt_regs offsets of the general purpose registers, in encoding order. */
-static const u16 kp_gpr_offset[16] = {
-	offsetof(struct pt_regs, ax),	offsetof(struct pt_regs, cx),
-	offsetof(struct pt_regs, dx),	offsetof(struct pt_regs, bx),
-	offsetof(struct pt_regs, sp),	offsetof(struct pt_regs, bp),
-	offsetof(struct pt_regs, si),	offsetof(struct pt_regs, di),
-	offsetof(struct pt_regs, r8),	offsetof(struct pt_regs, r9),
-	offsetof(struct pt_regs, r10),	offsetof(struct pt_regs, r11),
-	offsetof(struct pt_regs, r12),	offsetof(struct pt_regs, r13),
-	offsetof(struct pt_regs, r14),	offsetof(struct pt_regs, r15),
-};
 
 /* Functions longer than this are not probed (nothing in the kernel is). */
 #define KP_FUNC_MAX	SZ_1M
@@ -169,22 +158,11 @@ static int kp_check_boundary(const struct kp_func *f, unsigned long addr)
 	return cur == addr ? 0 : -EILSEQ;
 }
 
-static bool kp_has_prefix(struct insn *insn, u8 which)
-{
-	insn_byte_t p;
-	int i;
-
-	for_each_insn_prefix(insn, i, p)
-		if (p == which)
-			return true;
-	return false;
-}
-
 /* A near branch whose size prefixes we would have to honour: refuse. */
 static bool kp_odd_branch(struct insn *insn)
 {
-	return kp_has_prefix(insn, KP_PREFIX_OPSIZE) ||
-	       kp_has_prefix(insn, KP_PREFIX_ADDRSIZE);
+	return probe_insn_has_prefix(insn, KP_PREFIX_OPSIZE) ||
+	       probe_insn_has_prefix(insn, KP_PREFIX_ADDRSIZE);
 }
 
 static void kp_set_branch(struct arch_kprobe_site *a, u8 op,
@@ -228,7 +206,7 @@ static int kp_classify_group5(struct insn *insn, struct arch_kprobe_site *a)
 		    X86_REX_B(insn->rex_prefix.bytes[0]))
 			rm += 8;
 		a->op = call ? KPX_CALL_REG : KPX_JMP_REG;
-		a->imm = kp_gpr_offset[rm];
+		a->imm = probe_insn_gpr_offset(rm);
 	} else {
 		a->op = call ? KPX_STEP_CALL_MEM : KPX_STEP_JMP_MEM;
 	}
@@ -268,10 +246,10 @@ static int kp_classify_onebyte(const struct kp_func *f, unsigned long addr,
 		return kp_classify_group5(insn, a);
 	case 0x9c:
 		a->op = KPX_STEP_PUSHF;
-		return kp_has_prefix(insn, KP_PREFIX_OPSIZE) ? -EINVAL : 0;
+		return probe_insn_has_prefix(insn, KP_PREFIX_OPSIZE) ? -EINVAL : 0;
 	case 0x9d:
 		a->op = KPX_POPF;
-		return kp_has_prefix(insn, KP_PREFIX_OPSIZE) ? -EINVAL : 0;
+		return probe_insn_has_prefix(insn, KP_PREFIX_OPSIZE) ? -EINVAL : 0;
 	case 0xfa:
 		a->op = KPX_CLI;
 		return 0;
@@ -281,7 +259,8 @@ static int kp_classify_onebyte(const struct kp_func *f, unsigned long addr,
 	case 0x90:
 		/* Only a real nop: not pause (f3 90), not xchg %eax,%r8d. */
 		if (!insn->rex_prefix.nbytes &&
-		    !kp_has_prefix(insn, 0xf3) && !kp_has_prefix(insn, 0xf2))
+		    !probe_insn_has_prefix(insn, PROBE_PREFIX_REP) &&
+		    !probe_insn_has_prefix(insn, PROBE_PREFIX_REPNE))
 			a->op = KPX_NOP;
 		return 0;
 	case 0xc7:	/* xbegin: a relative branch for the abort path */
@@ -331,7 +310,7 @@ static int kp_classify_twobyte(unsigned long addr, struct insn *insn,
 		return X86_MODRM_MOD(modrm) == 3 && kp_bad_group7(modrm) ?
 			-EOPNOTSUPP : 0;
 	case 0x1f:	/* the long nops */
-		if (!kp_has_prefix(insn, KP_PREFIX_LOCK))
+		if (!probe_insn_has_prefix(insn, KP_PREFIX_LOCK))
 			a->op = KPX_NOP;
 		return 0;
 	case 0x0b: case 0xb9: case 0xff:		/* ud2, ud1, ud0 */

@@ -9,6 +9,7 @@
  * exactly this kind of emulated push.
  */
 #include <linux/kprobes.h>
+#include <asm/probe-insn.h>
 #include <asm/text-patching.h>
 
 #include "internal.h"
@@ -20,8 +21,10 @@
 			 X86_EFLAGS_IOPL | X86_EFLAGS_NT | X86_EFLAGS_AC | \
 			 X86_EFLAGS_ID)
 
-/* Variants of the 0xe0..0xe3 family, as stored in arch_kprobe_site.cond. */
-enum { KP_LOOPNE, KP_LOOPE, KP_LOOP, KP_JRCXZ };
+/*
+ * arch_kprobe_site.cond of the 0xe0..0xe3 family holds the variant as
+ * <asm/probe-insn.h> numbers them.
+ */
 
 /*
  * Where the CPU goes on after the probed instruction.
@@ -46,23 +49,6 @@ static nokprobe_inline unsigned long kp_next_ip(struct kprobe_site *s)
 		return (unsigned long)kp_opt_region_copy(s) + s->arch.len;
 #endif
 	return (unsigned long)s->addr + s->arch.len;
-}
-
-static nokprobe_inline bool kp_loop_taken(u8 variant, struct pt_regs *regs)
-{
-	bool zf = regs->flags & X86_EFLAGS_ZF;
-
-	if (variant == KP_JRCXZ)
-		return !regs->cx;
-
-	/* The LOOP forms count %rcx down before they test it. */
-	if (--regs->cx == 0)
-		return false;
-	if (variant == KP_LOOPNE)
-		return !zf;
-	if (variant == KP_LOOPE)
-		return zf;
-	return true;
 }
 
 static nokprobe_inline void kp_emulate_popf(struct pt_regs *regs)
@@ -99,7 +85,7 @@ void kprobe_x86_emulate(struct kprobe_site *s, struct pt_regs *regs)
 		int3_emulate_jcc(regs, a->cond, next, a->target - next);
 		return;
 	case KPX_LOOP:
-		int3_emulate_jmp(regs, kp_loop_taken(a->cond, regs) ?
+		int3_emulate_jmp(regs, probe_insn_loop_taken(a->cond, regs) ?
 				 a->target : next);
 		return;
 	case KPX_RET:

@@ -46,6 +46,7 @@
 
 #define KP_TAP_WHAT "bpf kprobe"
 #include "../lib/kp_user.h"
+#include "../lib/kp_bpf.h"
 
 #define PMU_DIR "/sys/bus/event_source/devices/kprobe"
 #define KP_LIST "/sys/kernel/debug/kprobes/list"
@@ -55,18 +56,6 @@
 
 /* x86_64 struct pt_regs: offset of ax (r15 .. r8 come first). */
 #define REGS_AX_OFF	(10 * 8)
-
-/* Map element 0, as the program writes it. */
-struct seen {
-	uint64_t count;
-	uint64_t func_ip;
-	uint64_t ax;
-};
-
-static long sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
-}
 
 /* ---- instructions ---- */
 
@@ -167,34 +156,6 @@ static int load_prog(int map_fd, int override)
 			printf("#   %s\n", line);
 	}
 	return fd;
-}
-
-static int create_map(void)
-{
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_ARRAY;
-	attr.key_size = sizeof(uint32_t);
-	attr.value_size = sizeof(struct seen);
-	attr.max_entries = 1;
-	return sys_bpf(BPF_MAP_CREATE, &attr);
-}
-
-/* Element 0 of the map, or all ones when it cannot be read. */
-static struct seen read_map(int map_fd)
-{
-	struct seen v;
-	uint32_t key = 0;
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_fd = map_fd;
-	attr.key = (uint64_t)(uintptr_t)&key;
-	attr.value = (uint64_t)(uintptr_t)&v;
-	if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr))
-		memset(&v, 0xff, sizeof(v));
-	return v;
 }
 
 /* ---- the kernel side ---- */

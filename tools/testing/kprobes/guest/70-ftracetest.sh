@@ -1,8 +1,8 @@
 #!/bin/sh
 # Upstream's ftrace selftests for kprobes, unmodified: ftracetest (from the
 # kernel tree, at /kptest/ftrace in the guest) run with bash on every case
-# of test.d/kprobe/ and on the kprobe and kretprobe cases of
-# test.d/dynevent/.
+# of test.d/kprobe/ (uprobe_syntax_errors.tc among them) and on the
+# kprobe, kretprobe and uprobe cases of test.d/dynevent/.
 #
 # One result per case, named "ftrace: <dir>/<case>.tc: <description>":
 # PASS is "ok"; UNSUPPORTED, UNTESTED and XFAIL are "ok ... # SKIP" with
@@ -29,7 +29,7 @@
 FT=/kptest/ftrace
 BASH=/bin/bash
 timeout_s=${KP_FT_TIMEOUT:-120}
-cases=${KP_FT_CASES:-"kprobe/*.tc dynevent/add_remove_kprobe.tc
+cases=${KP_FT_CASES:-"kprobe/*.tc dynevent/add_remove_kprobe.tc dynevent/add_remove_uprobe.tc
 	dynevent/clear_select_events.tc dynevent/generic_clear_event.tc
 	dynevent/test_duplicates.tc dynevent/add_remove_btfarg.tc"}
 
@@ -111,6 +111,14 @@ report() {
 		fi ;;
 	esac
 }
+
+# dynevent/add_remove_uprobe.tc probes the shell /bin/sh runs as, found in
+# its maps as "/bin/...sh": busybox does not match, bash does.  /bin/sh is
+# bash while the cases run.
+if [ "$(readlink /bin/sh)" = busybox ]; then
+	ln -sf bash /bin/sh
+	trap 'ln -sf busybox /bin/sh; kp_cleanup' EXIT
+fi
 
 done_n=0
 run=0

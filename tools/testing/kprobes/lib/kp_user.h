@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the static guest test programs (perf/kprobe_perf.c, bpf/kprobe_bpf.c)
- * share: TAP results and kallsyms lookups.  Define KP_TAP_WHAT (the words
- * after "ok - ") before including it.
+ * What the static guest test programs (perf/kprobe_perf.c, bpf/kprobe_bpf.c,
+ * the uprobe/ programs) share: TAP results, kallsyms lookups, file offsets
+ * of code.  Define KP_TAP_WHAT (the words after "ok - ") before including
+ * it.
  */
 #ifndef KP_USER_H
 #define KP_USER_H
@@ -14,7 +15,7 @@
 static int failures;
 
 /* One TAP result line; a failure is counted in failures. */
-static void result(int ok, const char *fmt, ...)
+static inline void result(int ok, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -29,7 +30,7 @@ static void result(int ok, const char *fmt, ...)
 }
 
 /* SYM's address from /proc/kallsyms, 0 when not found or hidden. */
-static unsigned long long ksym_addr(const char *sym)
+static inline unsigned long long ksym_addr(const char *sym)
 {
 	char line[512], name[256], t[8];
 	unsigned long long a, found = 0;
@@ -45,6 +46,25 @@ static unsigned long long ksym_addr(const char *sym)
 		}
 	}
 	fclose(f);
+	return found;
+}
+
+/* The file offset of @addr in the mapping of this process that holds it. */
+static inline unsigned long self_file_offset(void *addr)
+{
+	unsigned long a = (unsigned long)addr, start, end, off, found = 0;
+	char line[512], perms[8];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %7s %lx", &start, &end, perms, &off) == 4 &&
+		    a >= start && a < end) {
+			found = a - start + off;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
 	return found;
 }
 

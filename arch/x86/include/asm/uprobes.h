@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * x86 side of uprobes: the breakpoint opcode, what instruction analysis
+ * keeps per probe, and the per-thread state of an out-of-line step.
+ *
+ * A hit is carried out in one of two ways.  Branches, calls, returns, nops,
+ * pushes and pushf are emulated on the saved registers and never leave the
+ * trap.  Everything else runs once from a slot of the process's XOL area
+ * with the trap flag set, and the debug trap after it brings the thread
+ * back to have its registers fixed up (arch/x86/kernel/uprobes.c).
+ */
+#ifndef _ASM_X86_UPROBES_H
+#define _ASM_X86_UPROBES_H
+
+#include <linux/types.h>
+#include <linux/notifier.h>
+
+typedef u8 uprobe_opcode_t;
+
+#define MAX_UINSN_BYTES			16
+/* One slot per stepping thread; 64-byte lines, two per slot. */
+#define UPROBE_XOL_SLOT_BYTES		128
+
+#define UPROBE_SWBP_INSN		0xcc
+#define UPROBE_SWBP_INSN_SIZE		1
+
+/* How a hit is carried out: one of these in arch_uprobe.op. */
+enum uprobe_x86_op {
+	UPX_STEP,		/* run the copy in a slot */
+	UPX_NOP,		/* any nop form, endbr64/32 */
+	UPX_JMP,		/* jmp rel8/rel32 */
+	UPX_CALL,		/* call rel32 */
+	UPX_JCC,		/* jcc rel8/rel32, condition in .cond */
+	UPX_LOOP,		/* loopne/loope/loop/jrcxz, variant in .cond */
+	UPX_RET,		/* ret [imm16], imm16 in .imm */
+	UPX_PUSH,		/* push %reg, pt_regs offset in .reg */
+	UPX_PUSHF,		/* pushf: push the flags without TF */
+	UPX_JMP_REG,		/* jmp *%reg, pt_regs offset in .reg */
+	UPX_CALL_REG,		/* call *%reg, pt_regs offset in .reg */
+};
+
+/* After a step: what the registers need (arch_uprobe.fixups). */
+#define UPX_FIX_IP	0x01	/* ip moved from the slot back to the text */
+#define UPX_FIX_CALL	0x02	/* the pushed return address points at the slot */
+#define UPX_FIX_SCRATCH	0x04	/* a RIP-relative operand used .scratch */
+
+struct arch_uprobe {
+	/* The instruction as in the file; perf's unwinder reads insn[0..3]. */
+	u8	insn[MAX_UINSN_BYTES];
+	/* What runs in the slot: RIP-relative operands rewritten. */
+	u8	ixol[MAX_UINSN_BYTES];
+	s32	rel;		/* branch displacement */
+	u16	imm;		/* ret imm16 */
+	u8	len;		/* instruction length */
+	u8	op;		/* enum uprobe_x86_op */
+	u8	cond;		/* jcc condition, loop variant */
+	u8	reg;		/* pt_regs offset / 8 of an operand register */
+	u8	scratch;	/* pt_regs offset / 8 of the scratch register */
+	u8	fixups;		/* UPX_FIX_* */
+};
+
+struct arch_uprobe_task {
+	unsigned long	saved_scratch;	/* the scratch register's value */
+	unsigned int	saved_trap_nr;	/* thread.trap_nr before the step */
+	bool		saved_tf;	/* the thread had TF set itself */
+};
+
+#endif /* _ASM_X86_UPROBES_H */

@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * x86_64 side of uprobes: which user instructions can be probed and how a
+ * hit carries each out, the single-step of a slot copy, return-address
+ * hijacking and the uretprobe system call.
+ *
+ * Only 64-bit user code is handled.  Analysis uses the kernel's instruction
+ * decoder in 64-bit mode.  Refused, with -ENOTSUPP as upstream:
+ *  - instructions that trap on purpose or leave the process's control:
+ *    int3, int n, into, int1, ud0/ud1/ud2, syscall, sysenter and the
+ *    system returns, iret and far transfers;
+ *  - privileged ones that could only fault: hlt, cli, sti, in/out and the
+ *    string forms, mov to/from control and debug registers, rdmsr/wrmsr,
+ *    invd/wbinvd, clts, rsm, vmread/vmwrite and the system forms of 0f 01;
+ *  - mov to %ss (it hides the trap after it), xbegin (its abort address
+ *    is relative), REX2 and near branches with an operand-size prefix;
+ *  - encodings invalid in 64-bit mode.
+ * Bytes that do not decode give -ENOEXEC.
+ */
+#include <linux/kdebug.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/syscalls.h>
+#include <linux/uaccess.h>
+#include <linux/unaligned.h>
+#include <linux/uprobes.h>
+#include <asm/insn.h>
+#include <asm/probe-insn.h>
+#include <asm/shstk.h>
+#include <asm/text-patching.h>
+#include <asm/unistd.h>
+
+/* thread.trap_nr while a copy steps: any real trap overwrites it. */
+#define UPROBE_TRAP_NR		UINT_MAX
+
+#define PFX_OPSIZE		PROBE_PREFIX_OPSIZE
+#define PFX_REP			PROBE_PREFIX_REP
+#define PFX_REPNE		PROBE_PREFIX_REPNE
+
+/* pt_regs slot (offset / 8) of general purpose register @n. */
+static u8 gpr_slot(unsigned int n)
+{
+	return probe_insn_gpr_offset(n) / sizeof(long);
+}
+
+static unsigned long *reg_ptr(struct pt_regs *regs, u8 slot)
+{
+	return (unsigned long *)regs + slot;
+}
+
+bool is_swbp_insn(uprobe_opcode_t *insn)
+{
+	return *insn == UPROBE_SWBP_INSN;
+}
+
+bool is_trap_insn(uprobe_opcode_t *insn)
+{
+	return is_swbp_insn(insn);
+}
+
+/* The register number in the low opcode bits, extended by REX.B. */
+static u8 opcode_reg(struct insn *insn)
+{
+	u8 r = insn->opcode.bytes[0] & 7;
+
+	if (insn->rex_prefix.nbytes && X86_REX_B(insn->rex_prefix.bytes[0]))
+		r += 8;
+	return r;
+}
+
+static u8 modrm_rm(struct insn *insn)
+{
+	u8 r = X86_MODRM_RM(insn->modrm.bytes[0]);
+
+	if (insn->rex_prefix.nbytes && X86_REX_B(insn->rex_prefix.bytes[0]))
+		r += 8;
+	return r;
+}
+
+static int set_branch(struct arch_uprobe *a, struct insn *insn, u8 op)
+{
+	if (probe_insn_has_prefix(insn, PFX_OPSIZE))
+		return -ENOTSUPP;
+	a->op = op;
+	a->rel = insn->immediate.value;
+	return 0;
+}
+
+/* ff /2 and /4: indirect call and jmp; /3 and /5 are far. */
+static int analyze_group5(struct arch_uprobe *a, struct insn *insn)
+{
+	u8 reg = X86_MODRM_REG(insn->modrm.bytes[0]);
+	bool call = reg == 2;
+
+	if (reg == 3 || reg == 5)
+		return -ENOTSUPP;
+	if (reg != 2 && reg != 4)
+		return 0;
+	if (probe_insn_has_prefix(insn, PFX_OPSIZE))
+		return -ENOTSUPP;
+	if (X86_MODRM_MOD(insn->modrm.bytes[0]) == 3) {
+		a->op = call ? UPX_CALL_REG : UPX_JMP_REG;
+		a->reg = gpr_slot(modrm_rm(insn));
+		return 0;
+	}
+	/* Stepped: ip is the target already; a call pushed the slot. */
+	a->fixups &= ~UPX_FIX_IP;
+	if (call)
+		a->fixups |= UPX_FIX_CALL;
+	return 0;
+}
+
+static int analyze_onebyte(struct arch_uprobe *a, struct insn *insn)
+{
+	u8 opc = insn->opcode.bytes[0];
+
+	if (opc >= 0x70 && opc <= 0x7f) {
+		a->cond = opc & 0xf;
+		return set_branch(a, insn, UPX_JCC);
+	}
+	if (opc >= 0xe0 && opc <= 0xe3) {
+		a->cond = opc - 0xe0;
+		return set_branch(a, insn, UPX_LOOP);
+	}
+	if (opc >= 0x50 && opc <= 0x57) {
+		/* A 16-bit push is rare enough to step. */
+		if (!probe_insn_has_prefix(insn, PFX_OPSIZE)) {
+			a->op = UPX_PUSH;
+			a->reg = gpr_slot(opcode_reg(insn));
+		}
+		return 0;
+	}
+
+	switch (opc) {
+	case 0xe8:
+		return set_branch(a, insn, UPX_CALL);
+	case 0xe9:
+	case 0xeb:
+		return set_branch(a, insn, UPX_JMP);
+	case 0xc2:
+	case 0xc3:
+		if (probe_insn_has_prefix(insn, PFX_OPSIZE))
+			return -ENOTSUPP;
+		a->op = UPX_RET;
+		a->imm = opc == 0xc2 ? (u16)insn->immediate.value : 0;
+		return 0;
+	case 0xff:
+		return analyze_group5(a, insn);
+	case 0x9c:
+		if (!probe_insn_has_prefix(insn, PFX_OPSIZE))
+			a->op = UPX_PUSHF;
+		return 0;
+	case 0x90:
+		/* Not pause (f3 90), not xchg %eax,%r8d. */
+		if (!insn->rex_prefix.nbytes && !probe_insn_has_prefix(insn, PFX_REP))
+			a->op = UPX_NOP;
+		return 0;
+	case 0xc7:
+		return insn->modrm.bytes[0] == 0xf8 ? -ENOTSUPP : 0;	/* xbegin */
+	case 0x8e:
+		return X86_MODRM_REG(insn->modrm.bytes[0]) == 2 ? -ENOTSUPP : 0;
+	/* Not valid in 64-bit mode. */
+	case 0x06: case 0x07: case 0x0e: case 0x16: case 0x17: case 0x1e:
+	case 0x1f: case 0x27: case 0x2f: case 0x37: case 0x3f: case 0x60:
+	case 0x61: case 0x62: case 0x82: case 0x9a: case 0xc4: case 0xc5:
+	case 0xd4: case 0xd5: case 0xd6: case 0xea:
+	/* Traps, far transfers, privileged. */
+	case 0xcc: case 0xcd: case 0xce: case 0xcf: case 0xca: case 0xcb:
+	case 0xf1: case 0xf4: case 0xfa: case 0xfb:
+	case 0x6c ... 0x6f: case 0xe4 ... 0xe7: case 0xec ... 0xef:
+		return -ENOTSUPP;
+	}
+	return 0;
+}
+
+/* 0f 01 with a register operand: only the user-mode forms. */
+static bool group7_user_ok(u8 modrm)
+{
+	switch (modrm) {
+	case 0xd0:		/* xgetbv */
+	case 0xd5: case 0xd6:	/* xend, xtest */
+	case 0xee: case 0xef:	/* rdpkru, wrpkru */
+	case 0xf9:		/* rdtscp */
+		return true;
+	}
+	return false;
+}
+
+static int analyze_twobyte(struct arch_uprobe *a, struct insn *insn)
+{
+	u8 opc = insn->opcode.bytes[1];
+	u8 modrm = insn->modrm.bytes[0];
+
+	if (opc >= 0x80 && opc <= 0x8f) {
+		a->cond = opc & 0xf;
+		return set_branch(a, insn, UPX_JCC);
+	}
+
+	switch (opc) {
+	case 0x01:
+		if (X86_MODRM_MOD(modrm) == 3 && !group7_user_ok(modrm))
+			return -ENOTSUPP;
+		return 0;
+	case 0x1f:
+		a->op = UPX_NOP;
+		return 0;
+	case 0x1e:
+		/* endbr64 and endbr32 are nops; rdssp and the like are not. */
+		if (probe_insn_has_prefix(insn, PFX_REP) && (modrm == 0xfa || modrm == 0xfb))
+			a->op = UPX_NOP;
+		return 0;
+	case 0x05: case 0x07: case 0x34: case 0x35:	/* system calls */
+	case 0x0b: case 0xb9: case 0xff:		/* ud2, ud1, ud0 */
+	case 0x00: case 0x06: case 0x08: case 0x09:	/* privileged */
+	case 0x20 ... 0x23: case 0x30: case 0x32: case 0x78: case 0x79:
+	case 0xaa:
+		return -ENOTSUPP;
+	}
+	return 0;
+}
+
+/*
+ * A RIP-relative operand would point elsewhere from the slot.  Rewrite it
+ * as disp32(%scratch) and load the scratch register with the address the
+ * original would have used as its base (the next instruction) during the
+ * step.  The scratch register is one the instruction does not name.
+ */
+static int riprel_prepare(struct arch_uprobe *a, struct insn *insn)
+{
+	static const u8 candidates[] = { 6, 7, 3 };	/* %rsi, %rdi, %rbx */
+	u8 *modrm = &a->ixol[insn_offset_modrm(insn)];
+	int reg = X86_MODRM_REG(*modrm), vvvv = -1;
+	u8 scratch = 0xff;
+	int i;
+
+	if (insn->rex_prefix.nbytes && X86_REX_R(insn->rex_prefix.bytes[0]))
+		reg += 8;
+	if (insn->vex_prefix.nbytes) {
+		u8 b = insn->vex_prefix.bytes[insn->vex_prefix.nbytes == 2 ? 1 : 2];
+
+		vvvv = ~X86_VEX_V(b) & 0xf;
+	}
+	for (i = 0; i < ARRAY_SIZE(candidates); i++) {
+		u8 c = candidates[i];
+
+		if (c == reg || c == vvvv)
+			continue;
+		/* cmpxchg8b/16b use %rbx implicitly. */
+		if (c == 3 && insn->opcode.nbytes == 2 &&
+		    insn->opcode.bytes[0] == 0x0f && insn->opcode.bytes[1] == 0xc7)
+			continue;
+		scratch = c;
+		break;
+	}
+	if (scratch == 0xff)
+		return -ENOTSUPP;
+
+	/* mod 00 rm 101 (disp32 + rip) becomes mod 10 rm scratch. */
+	*modrm = 0x80 | (*modrm & 0x38) | scratch;
+	/* The base register must not be extended to %r8-%r15. */
+	if (insn->rex_prefix.nbytes)
+		a->ixol[insn_offset_rex_prefix(insn)] &= ~1;
+	else if (insn->vex_prefix.nbytes >= 3)
+		a->ixol[insn_offset_vex_prefix(insn) + 1] |= 0x20;	/* ~B */
+	a->scratch = gpr_slot(scratch);
+	a->fixups |= UPX_FIX_SCRATCH;
+	return 0;
+}
+
+static bool is_rep_string(struct insn *insn)
+{
+	u8 opc = insn->opcode.bytes[0];
+
+	if (insn->opcode.nbytes != 1 ||
+	    !(probe_insn_has_prefix(insn, PFX_REP) || probe_insn_has_prefix(insn, PFX_REPNE)))
+		return false;
+	return (opc >= 0xa4 && opc <= 0xa7) || (opc >= 0xaa && opc <= 0xaf);
+}
+
+/**
+ * arch_uprobe_analyze_insn() - decide how a probed instruction runs
+ * @a: insn[] holds the bytes from the file; the rest is filled in
+ * @mm: unused: only 64-bit code is supported
+ * @addr: unused: nothing depends on where the file is mapped
+ *
+ * Return: 0, -ENOEXEC for bytes that do not decode, -ENOTSUPP for an
+ * instruction that cannot be probed (see the top of this file).
+ */
+int arch_uprobe_analyze_insn(struct arch_uprobe *a, struct mm_struct *mm,
+			     unsigned long addr)
+{
+	struct insn insn;
+	int ret;
+
+	if (insn_decode(&insn, a->insn, MAX_UINSN_BYTES, INSN_MODE_64))
+		return -ENOEXEC;
+	if (insn_is_rex2(&insn) || insn_has_emulate_prefix(&insn))
+		return -ENOTSUPP;
+
+	memcpy(a->ixol, a->insn, MAX_UINSN_BYTES);
+	a->len = insn.length;
+	a->op = UPX_STEP;
+	a->fixups = UPX_FIX_IP;
+
+	if (insn.vex_prefix.nbytes)
+		ret = 0;	/* other opcode maps: stepped */
+	else if (insn.opcode.nbytes == 1)
+		ret = analyze_onebyte(a, &insn);
+	else if (insn.opcode.nbytes == 2 && insn.opcode.bytes[0] == 0x0f)
+		ret = analyze_twobyte(a, &insn);
+	else
+		ret = 0;
+	if (ret)
+		return ret;
+
+	if (a->op != UPX_STEP)
+		a->fixups = 0;
+	else if (insn_rip_relative(&insn))
+		ret = riprel_prepare(a, &insn);
+	if (!ret && a->op == UPX_STEP && is_rep_string(&insn))
+		a->cond = 1;	/* steps once per iteration */
+	return ret;
+}
+
+/* ---- emulation ------------------------------------------------------------ */
+
+static bool push_user(struct pt_regs *regs, unsigned long val)
+{
+	unsigned long sp = regs->sp - sizeof(long);
+
+	if (put_user(val, (unsigned long __user *)sp)) {
+		force_sig_fault(SIGSEGV, SEGV_MAPERR, (void __user *)sp);
+		return false;
+	}
+	regs->sp = sp;
+	return true;
+}
+
+/**
+ * arch_uprobe_skip_sstep() - carry out an emulated instruction
+ * @a: the probe
+ * @regs: with ip at the probed instruction
+ *
+ * Return: true when done (a fault on the user stack leaves ip at the probe
+ * with SIGSEGV pending, as the instruction itself would have); false when
+ * the instruction must be stepped.
+ */
+bool arch_uprobe_skip_sstep(struct arch_uprobe *a, struct pt_regs *regs)
+{
+	unsigned long next = regs->ip + a->len, target = next + a->rel;
+	unsigned long val;
+
+	switch (a->op) {
+	case UPX_NOP:
+		break;
+	case UPX_JMP:
+		next = target;
+		break;
+	case UPX_CALL:
+		if (!push_user(regs, next))
+			return true;
+		next = target;
+		break;
+	case UPX_JCC:
+		int3_emulate_jcc(regs, a->cond, next, a->rel);
+		return true;
+	case UPX_LOOP:
+		if (probe_insn_loop_taken(a->cond, regs))
+			next = target;
+		break;
+	case UPX_RET:
+		if (get_user(val, (unsigned long __user *)regs->sp)) {
+			force_sig_fault(SIGSEGV, SEGV_MAPERR,
+					(void __user *)regs->sp);
+			return true;
+		}
+		regs->sp += sizeof(long) + a->imm;
+		next = val;
+		break;
+	case UPX_PUSH:
+		/* push %rsp stores the value from before the push. */
+		if (!push_user(regs, *reg_ptr(regs, a->reg)))
+			return true;
+		break;
+	case UPX_PUSHF:
+		if (!push_user(regs, regs->flags &
+			       ~(X86_EFLAGS_RF | X86_EFLAGS_VM)))
+			return true;
+		break;
+	case UPX_JMP_REG:
+		next = *reg_ptr(regs, a->reg);
+		break;
+	case UPX_CALL_REG:
+		/* Read the target first: it may be %rsp itself. */
+		val = *reg_ptr(regs, a->reg);
+		if (!push_user(regs, next))
+			return true;
+		next = val;
+		break;
+	default:
+		return false;
+	}
+	regs->ip = next;
+	return true;
+}
+
+/* ---- single-step ----------------------------------------------------------- */
+
+int arch_uprobe_pre_xol(struct arch_uprobe *a, struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+	struct arch_uprobe_task *at = &utask->autask;
+
+	at->saved_trap_nr = current->thread.trap_nr;
+	current->thread.trap_nr = UPROBE_TRAP_NR;
+	at->saved_tf = regs->flags & X86_EFLAGS_TF;
+	if (a->fixups & UPX_FIX_SCRATCH) {
+		unsigned long *r = reg_ptr(regs, a->scratch);
+
+		at->saved_scratch = *r;
+		*r = utask->bp_vaddr + a->len;
+	}
+	regs->ip = utask->xol_vaddr;
+	regs->flags |= X86_EFLAGS_TF;
+	return 0;
+}
+
+static void xol_restore(struct arch_uprobe *a, struct pt_regs *regs)
+{
+	struct arch_uprobe_task *at = &current->utask->autask;
+
+	current->thread.trap_nr = at->saved_trap_nr;
+	if (a->fixups & UPX_FIX_SCRATCH)
+		*reg_ptr(regs, a->scratch) = at->saved_scratch;
+	if (!at->saved_tf)
+		regs->flags &= ~X86_EFLAGS_TF;
+}
+
+/**
+ * arch_uprobe_post_xol() - the copy ran: move the registers back
+ * @a: the probe
+ * @regs: as the debug trap left them
+ *
+ * Return: 0; 1 when a rep string instruction stopped after an iteration
+ * and must be stepped on; -EFAULT when the return address a stepped call
+ * pushed cannot be corrected.
+ */
+int arch_uprobe_post_xol(struct arch_uprobe *a, struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+	long delta = utask->bp_vaddr - utask->xol_vaddr;
+
+	/* TF traps after every iteration of a rep string instruction. */
+	if (a->cond && regs->ip == utask->xol_vaddr)
+		return 1;
+
+	xol_restore(a, regs);
+	if (a->fixups & UPX_FIX_IP)
+		regs->ip += delta;
+	if (a->fixups & UPX_FIX_CALL) {
+		unsigned long ret = utask->xol_vaddr + a->len + delta;
+
+		if (put_user(ret, (unsigned long __user *)regs->sp))
+			return -EFAULT;
+	}
+	/* A debugger was stepping the thread: this was its step. */
+	if (utask->autask.saved_tf)
+		send_sigtrap(regs, 0, TRAP_BRKPT);
+	return 0;
+}
+
+/* A fault or a fatal signal during the step: back to the probed address. */
+void arch_uprobe_abort_xol(struct arch_uprobe *a, struct pt_regs *regs)
+{
+	xol_restore(a, regs);
+	regs->ip = current->utask->bp_vaddr;
+}
+
+bool arch_uprobe_xol_was_trapped(struct task_struct *t)
+{
+	return t->thread.trap_nr != UPROBE_TRAP_NR;
+}
+
+int arch_uprobe_exception_notify(struct notifier_block *self,
+				 unsigned long val, void *data)
+{
+	struct die_args *args = data;
+	struct pt_regs *regs = args->regs;
+
+	/* Kernel traps are kprobes' business; 32-bit code is not ours. */
+	if (!regs || !user_mode(regs) || !user_64bit_mode(regs))
+		return NOTIFY_DONE;
+
+	switch (val) {
+	case DIE_INT3:
+		if (uprobe_pre_sstep_notifier(regs))
+			return NOTIFY_STOP;
+		break;
+	case DIE_DEBUG:
+		if (uprobe_post_sstep_notifier(regs))
+			return NOTIFY_STOP;
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+/* ---- return probes ----------------------------------------------------------- */
+
+/*
+ * The trampoline, at the start of the XOL page.  A probed function returns
+ * here; it saves the registers the syscall instruction clobbers and calls
+ * sys_uretprobe(), which restores them and resumes at the real return
+ * address.  It never comes back: ud2 if it does.
+ */
+#define URETPROBE_SYSCALL_END	11	/* offset after the syscall */
+
+static u8 uretprobe_tramp[] = {
+	0x50,				/* push %rax */
+	0x51,				/* push %rcx */
+	0x41, 0x53,			/* push %r11 */
+	0xb8, 0, 0, 0, 0,		/* mov $__NR_uretprobe, %eax */
+	0x0f, 0x05,			/* syscall */
+	0x0f, 0x0b,			/* ud2 */
+};
+
+void *arch_uprobe_trampoline(unsigned long *psize)
+{
+	put_unaligned_le32(__NR_uretprobe, &uretprobe_tramp[5]);
+	*psize = sizeof(uretprobe_tramp);
+	return uretprobe_tramp;
+}
+
+unsigned long arch_uretprobe_hijack_return_addr(unsigned long tramp,
+						struct pt_regs *regs)
+{
+	unsigned long __user *sp = (unsigned long __user *)regs->sp;
+	unsigned long orig;
+
+	if (get_user(orig, sp))
+		return -1UL;
+	if (orig == tramp)
+		return orig;
+	if (put_user(tramp, sp))
+		return -1UL;
+	/* With a shadow stack, its copy of the return address must agree. */
+	if (shstk_update_last_frame(tramp)) {
+		force_sig(SIGSEGV);
+		return -1UL;
+	}
+	return orig;
+}
+
+/*
+ * Is @ri's frame still live?  At a call, sp points at the new return
+ * address, below every live frame (or at the same slot for a tail call
+ * chained to it).  At the trampoline, sp is one word above the returning
+ * frame's slot; frames below that were unwound by longjmp().
+ */
+bool arch_uretprobe_is_alive(struct return_instance *ri, enum rp_check ctx,
+			     struct pt_regs *regs)
+{
+	switch (ctx) {
+	case RP_CHECK_CALL:
+		return regs->sp < ri->stack;
+	case RP_CHECK_CHAIN_CALL:
+		return regs->sp <= ri->stack;
+	default:
+		return regs->sp <= ri->stack + sizeof(long);
+	}
+}
+
+/*
+ * The trampoline's system call.  Anyone calling it from elsewhere gets
+ * SIGILL.  Registers go back to what they were when the probed function
+ * returned; the return handlers see them so, and so does the caller.  rcx
+ * and r11 then differ from what sysret needs, so the way back is iret.
+ */
+SYSCALL_DEFINE0(uretprobe)
+{
+	struct pt_regs *regs = task_pt_regs(current);
+	unsigned long tramp = uprobe_get_trampoline_vaddr();
+	unsigned long saved[3];		/* r11, rcx, rax as pushed */
+
+	if (tramp == UPROBE_NO_TRAMPOLINE_VADDR ||
+	    regs->ip != tramp + URETPROBE_SYSCALL_END)
+		goto sigill;
+	if (copy_from_user(saved, (void __user *)regs->sp, sizeof(saved)))
+		goto sigill;
+	regs->r11 = saved[0];
+	regs->cx = saved[1];
+	regs->ax = saved[2];
+	regs->sp += sizeof(saved);
+	regs->ip = tramp;
+	uprobe_handle_trampoline(regs);
+	/* The system call's return value is what %rax must hold. */
+	return regs->ax;
+sigill:
+	force_sig(SIGILL);
+	return -1;
+}

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * User-space probes: breakpoints in user code whose hits call kernel
+ * handlers.  Two interfaces share one implementation:
+ *
+ *  - the file interface the rest of the kernel uses (trace_uprobe, perf,
+ *    BPF): uprobe_register() puts a probe on (inode, offset) in every
+ *    process that maps it, a consumer's filter() chooses the processes;
+ *  - the per-process interface of the original uprobes design:
+ *    register_uprobe() on (pid, vaddr), handlers optionally run in the
+ *    breakpoint trap itself.
+ *
+ * Documentation/trace/uprobes.rst describes both.
+ */
+#ifndef _LINUX_UPROBES_H
+#define _LINUX_UPROBES_H
+
+#include <linux/err.h>
+#include <linux/errno.h>
+#include <linux/list.h>
+#include <linux/types.h>
+
+struct uprobe;
+struct uprobe_site;
+struct uprobe_seed;
+struct vm_area_struct;
+struct mm_struct;
+struct inode;
+struct notifier_block;
+struct page;
+struct pt_regs;
+struct task_struct;
+
+/* A handler's return value: take the breakpoint out of this process. */
+#define UPROBE_HANDLER_REMOVE		1
+#define UPROBE_HANDLER_MASK		1
+
+/* Nested return probes a task may have pending at once. */
+#define MAX_URETPROBE_DEPTH		64
+
+#define UPROBE_NO_TRAMPOLINE_VADDR	(~0UL)
+
+/*
+ * One user of a file probe.  handler() runs on a hit before the probed
+ * instruction, ret_handler() when the probed function returns (@func is the
+ * probe's address).  filter() says whether the consumer wants the probe in
+ * @mm; it also confirms a UPROBE_HANDLER_REMOVE from handler(): the
+ * breakpoint leaves a process only when no consumer's filter wants it.
+ */
+struct uprobe_consumer {
+	int (*handler)(struct uprobe_consumer *self, struct pt_regs *regs);
+	int (*ret_handler)(struct uprobe_consumer *self, unsigned long func,
+			   struct pt_regs *regs);
+	bool (*filter)(struct uprobe_consumer *self, struct mm_struct *mm);
+
+	struct list_head cons_node;	/* on the site's consumer list */
+};
+
+/*
+ * A per-process probe (register_uprobe()).  The caller fills in the first
+ * five fields; the rest belong to the implementation.  Also the type of the
+ * opaque handle uprobe_register() returns, where the public fields are
+ * unused.
+ */
+struct uprobe {
+	pid_t		pid;		/* process to probe (global pid) */
+	unsigned long	vaddr;		/* instruction address in it */
+	void		(*handler)(struct uprobe *u, struct pt_regs *regs);
+	/* optional: called when the function starting at vaddr returns */
+	void		(*ret_handler)(struct uprobe *u, unsigned long func,
+				       struct pt_regs *regs);
+	bool		handler_in_interrupt;
+
+	/* private */
+	struct uprobe_seed	*seed;	/* per-process probe state, or NULL */
+	struct uprobe_site	*site;	/* for handles from uprobe_register() */
+};
+
+#ifdef CONFIG_UPROBES
+#include <asm/uprobes.h>
+
+enum uprobe_task_state {
+	UTASK_RUNNING,
+	UTASK_SSTEP,		/* running the copy in the XOL slot */
+	UTASK_SSTEP_ACK,	/* the step trapped back to us */
+	UTASK_SSTEP_TRAPPED,	/* a fault or signal interrupted the step */
+};
+
+/*
+ * A function whose return address we replaced, newest first.  Read by
+ * perf's callchain code (->next, ->orig_ret_vaddr).
+ */
+struct return_instance {
+	struct uprobe_site	*site;		/* holds a reference */
+	unsigned long		func;		/* probe address */
+	unsigned long		stack;		/* sp at the hijack */
+	unsigned long		orig_ret_vaddr;	/* the real return address */
+	bool			chained;	/* same frame as the next one */
+	struct return_instance	*next;
+};
+
+enum rp_check {
+	RP_CHECK_CALL,
+	RP_CHECK_CHAIN_CALL,
+	RP_CHECK_RET,
+};
+
+/* Per-thread state, created on the first hit. */
+struct uprobe_task {
+	enum uprobe_task_state		state;
+	struct arch_uprobe_task		autask;
+	/*
+	 * Free for consumers while their handlers run: trace_uprobe stores
+	 * a pointer to its dispatch data here, BPF reads it back.
+	 */
+	unsigned long			vaddr;
+	unsigned long			bp_vaddr;	/* the hit's address */
+	unsigned long			xol_vaddr;	/* slot in use, or 0 */
+	struct uprobe_site		*active;	/* site being stepped */
+	struct arch_uprobe		*auprobe;	/* during the handlers */
+
+	struct return_instance		*return_instances;
+	unsigned int			depth;
+	bool				in_handler;	/* consumers running */
+	/* fork: the child recreates the parent's XOL area at this address */
+	unsigned long			dup_xol_addr;
+	struct callback_head		dup_xol_work;
+};
+
+struct xol_area;
+
+/* In mm_struct.  fork clears it: everything per-mm hangs off this. */
+struct uprobes_state {
+	struct xol_area		*xol_area;
+};
+
+void __init uprobes_init(void);
+struct uprobe *uprobe_register(struct inode *inode, loff_t offset,
+			       loff_t ref_ctr_offset,
+			       struct uprobe_consumer *uc);
+int uprobe_apply(struct uprobe *uprobe, struct uprobe_consumer *uc, bool add);
+void uprobe_unregister_nosync(struct uprobe *uprobe,
+			      struct uprobe_consumer *uc);
+void uprobe_unregister_sync(void);
+
+int register_uprobe(struct uprobe *u);
+void unregister_uprobe(struct uprobe *u);
+
+int uprobe_mmap(struct vm_area_struct *vma);
+void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
+		   unsigned long end);
+void uprobe_start_dup_mmap(void);
+void uprobe_end_dup_mmap(void);
+void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm);
+void uprobe_free_utask(struct task_struct *t);
+void uprobe_copy_process(struct task_struct *t, unsigned long flags);
+int uprobe_post_sstep_notifier(struct pt_regs *regs);
+int uprobe_pre_sstep_notifier(struct pt_regs *regs);
+void uprobe_notify_resume(struct pt_regs *regs);
+bool uprobe_deny_signal(void);
+void uprobe_clear_state(struct mm_struct *mm);
+unsigned long uprobe_get_swbp_addr(struct pt_regs *regs);
+unsigned long uprobe_get_trap_addr(struct pt_regs *regs);
+unsigned long uprobe_get_trampoline_vaddr(void);
+void uprobe_handle_trampoline(struct pt_regs *regs);
+
+/* Architecture side (arch/x86/kernel/uprobes.c). */
+bool is_swbp_insn(uprobe_opcode_t *insn);
+bool is_trap_insn(uprobe_opcode_t *insn);
+int arch_uprobe_analyze_insn(struct arch_uprobe *aup, struct mm_struct *mm,
+			     unsigned long addr);
+int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs);
+int arch_uprobe_post_xol(struct arch_uprobe *aup, struct pt_regs *regs);
+bool arch_uprobe_xol_was_trapped(struct task_struct *tsk);
+int arch_uprobe_exception_notify(struct notifier_block *self,
+				 unsigned long val, void *data);
+void arch_uprobe_abort_xol(struct arch_uprobe *aup, struct pt_regs *regs);
+bool arch_uprobe_skip_sstep(struct arch_uprobe *aup, struct pt_regs *regs);
+unsigned long arch_uretprobe_hijack_return_addr(unsigned long trampoline_vaddr,
+						struct pt_regs *regs);
+bool arch_uretprobe_is_alive(struct return_instance *ret, enum rp_check ctx,
+			     struct pt_regs *regs);
+void *arch_uprobe_trampoline(unsigned long *psize);
+void arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
+			   void *src, unsigned long len);
+
+#else /* !CONFIG_UPROBES */
+
+struct uprobes_state {
+};
+
+static inline void uprobes_init(void)
+{
+}
+
+#define uprobe_get_trap_addr(regs)	instruction_pointer(regs)
+
+static inline struct uprobe *
+uprobe_register(struct inode *inode, loff_t offset, loff_t ref_ctr_offset,
+		struct uprobe_consumer *uc)
+{
+	return ERR_PTR(-ENOSYS);
+}
+
+static inline int
+uprobe_apply(struct uprobe *uprobe, struct uprobe_consumer *uc, bool add)
+{
+	return -ENOSYS;
+}
+
+static inline void
+uprobe_unregister_nosync(struct uprobe *uprobe, struct uprobe_consumer *uc)
+{
+}
+
+static inline void uprobe_unregister_sync(void)
+{
+}
+
+static inline int register_uprobe(struct uprobe *u)
+{
+	return -ENOSYS;
+}
+
+static inline void unregister_uprobe(struct uprobe *u)
+{
+}
+
+static inline int uprobe_mmap(struct vm_area_struct *vma)
+{
+	return 0;
+}
+
+static inline void
+uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
+	      unsigned long end)
+{
+}
+
+static inline void uprobe_start_dup_mmap(void)
+{
+}
+
+static inline void uprobe_end_dup_mmap(void)
+{
+}
+
+static inline void
+uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
+{
+}
+
+static inline void uprobe_notify_resume(struct pt_regs *regs)
+{
+}
+
+static inline bool uprobe_deny_signal(void)
+{
+	return false;
+}
+
+static inline void uprobe_free_utask(struct task_struct *t)
+{
+}
+
+static inline void uprobe_copy_process(struct task_struct *t,
+				       unsigned long flags)
+{
+}
+
+static inline void uprobe_clear_state(struct mm_struct *mm)
+{
+}
+
+#endif /* !CONFIG_UPROBES */
+#endif /* _LINUX_UPROBES_H */

@@ -1,0 +1,1845 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * User-space probes, the architecture-independent part.
+ *
+ * A probe site is one instruction of one file, (inode, offset).  Sites live
+ * in a tree keyed that way; each carries the analysis of its instruction
+ * and the list of consumers that want it.  Arming a site in a process
+ * writes an int3 over the first byte of the instruction in that process's
+ * private copy of the page (the page cache never changes), and only in the
+ * processes some consumer's filter accepts.  New mappings of the file are
+ * armed in uprobe_mmap(); a fork inherits the copied pages and, with them,
+ * the breakpoints.
+ *
+ * A hit traps (int3), the die notifier flags the thread with TIF_UPROBE and
+ * uprobe_notify_resume() does the rest in task context, where handlers may
+ * sleep: it finds the site through the VMA, runs the consumers, and then
+ * either emulates the instruction on the registers or single-steps a copy
+ * of it in a slot of the process's XOL area (a one-page "[uprobes]"
+ * mapping).  Return probes replace the return address with the address of
+ * a trampoline in the same page.
+ *
+ * The per-process interface (register_uprobe()) is built on the same sites:
+ * its consumer's filter accepts just the probed process, and its handler
+ * may also run inside the trap, with interrupts off.
+ *
+ * Locking, outermost first:
+ *   uprobe_site.reg_lock		(un)registration of one site
+ *   dup_mmap_sem (write)		keeps fork out while sites are (dis)armed
+ *   mmap_lock (write)			per process, while arming or disarming
+ *   i_mmap_rwsem, sites_lock, delayed_lock, seed_lock	leaves
+ * Consumer lists are read under SRCU (handlers may sleep) and written under
+ * reg_lock; the per-process probe list is read under RCU from the trap.
+ */
+#define pr_fmt(fmt) "uprobes: " fmt
+
+#include <linux/debugfs.h>
+#include <linux/highmem.h>
+#include <linux/kdebug.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/module.h>
+#include <linux/pagemap.h>
+#include <linux/percpu-rwsem.h>
+#include <linux/ptrace.h>
+#include <linux/rbtree.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/seq_file.h>
+#include <linux/shmem_fs.h>
+#include <linux/slab.h>
+#include <linux/srcu.h>
+#include <linux/task_work.h>
+#include <linux/uprobes.h>
+#include <linux/workqueue.h>
+
+/* A probed instruction of a file. */
+struct uprobe_site {
+	struct rb_node		node;		/* in sites, under sites_lock */
+	refcount_t		ref;
+	struct inode		*inode;		/* igrab()bed */
+	loff_t			offset;
+	loff_t			ref_ctr_offset;	/* USDT semaphore, or 0 */
+	struct mutex		reg_lock;
+	struct list_head	consumers;	/* SRCU; written under reg_lock */
+	struct uprobe		handle;		/* what uprobe_register() returns */
+	struct arch_uprobe	arch;
+	atomic_long_t		hits;
+	atomic_long_t		missed;		/* return probes not armed */
+};
+
+/* Per process, in mm->uprobes_state: the XOL page and its slots. */
+#define XOL_SLOTS	(PAGE_SIZE / UPROBE_XOL_SLOT_BYTES)
+
+struct xol_area {
+	unsigned long		vaddr;		/* of the mapping */
+	struct page		*page;
+	unsigned long		busy[BITS_TO_LONGS(XOL_SLOTS)];
+	wait_queue_head_t	wq;		/* for a free slot */
+};
+
+/* A per-process probe: the consumer register_uprobe() puts on a site. */
+struct uprobe_seed {
+	struct uprobe_consumer	uc;
+	struct uprobe		*u;		/* the caller's */
+	struct uprobe_site	*site;
+	struct mm_struct	*mm;		/* mmgrab()bed */
+	unsigned long		vaddr;
+	bool			gone;		/* exec, exit or unregistered */
+	bool			in_irq;		/* u->handler_in_interrupt */
+	atomic_long_t		hits;		/* handler calls */
+	struct list_head	node;		/* seeds, RCU */
+	struct list_head	reap;		/* reap_list */
+};
+
+/* A USDT semaphore whose mapping had not appeared when the site armed. */
+struct delayed_ref {
+	struct list_head	node;
+	struct mm_struct	*mm;
+	struct uprobe_site	*site;		/* holds a reference */
+};
+
+static struct rb_root sites = RB_ROOT;
+static DEFINE_SPINLOCK(sites_lock);
+DEFINE_STATIC_SRCU(uprobes_srcu);
+DEFINE_STATIC_PERCPU_RWSEM(dup_mmap_sem);
+
+static LIST_HEAD(seeds);
+static DEFINE_SPINLOCK(seed_lock);
+static LIST_HEAD(reap_list);
+static void seed_reap_fn(struct work_struct *work);
+static DECLARE_WORK(seed_reap_work, seed_reap_fn);
+
+static LIST_HEAD(delayed_refs);
+static DEFINE_MUTEX(delayed_lock);
+
+/* ---- sites ------------------------------------------------------------- */
+
+static int site_cmp(const struct inode *inode, loff_t offset,
+		    const struct uprobe_site *s)
+{
+	if (inode != s->inode)
+		return inode < s->inode ? -1 : 1;
+	if (offset != s->offset)
+		return offset < s->offset ? -1 : 1;
+	return 0;
+}
+
+/* The first site at or after (inode, offset); under sites_lock. */
+static struct uprobe_site *site_ceil(struct inode *inode, loff_t offset)
+{
+	struct rb_node *n = sites.rb_node;
+	struct uprobe_site *best = NULL;
+
+	while (n) {
+		struct uprobe_site *s = rb_entry(n, struct uprobe_site, node);
+		int c = site_cmp(inode, offset, s);
+
+		if (!c)
+			return s;
+		if (c < 0) {
+			best = s;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	return best;
+}
+
+static struct uprobe_site *get_site(struct uprobe_site *s)
+{
+	refcount_inc(&s->ref);
+	return s;
+}
+
+static struct uprobe_site *find_site(struct inode *inode, loff_t offset)
+{
+	struct uprobe_site *s;
+
+	spin_lock(&sites_lock);
+	s = site_ceil(inode, offset);
+	if (s && site_cmp(inode, offset, s))
+		s = NULL;
+	/* Every site in the tree has a reference: see put_site(). */
+	if (s)
+		get_site(s);
+	spin_unlock(&sites_lock);
+	return s;
+}
+
+static void put_site(struct uprobe_site *s)
+{
+	if (!refcount_dec_and_lock(&s->ref, &sites_lock))
+		return;
+	rb_erase(&s->node, &sites);
+	spin_unlock(&sites_lock);
+	iput(s->inode);
+	kfree(s);
+}
+
+static void insert_site(struct uprobe_site *new)
+{
+	struct rb_node **p = &sites.rb_node, *parent = NULL;
+
+	while (*p) {
+		struct uprobe_site *s = rb_entry(*p, struct uprobe_site, node);
+
+		parent = *p;
+		if (site_cmp(new->inode, new->offset, s) < 0)
+			p = &(*p)->rb_left;
+		else
+			p = &(*p)->rb_right;
+	}
+	rb_link_node(&new->node, parent, p);
+	rb_insert_color(&new->node, &sites);
+}
+
+/* Up to @len bytes of the file at @offset, zeroes past its end. */
+static int read_file_bytes(struct inode *inode, loff_t offset, u8 *buf,
+			   int len)
+{
+	struct address_space *mapping = inode->i_mapping;
+	loff_t size = i_size_read(inode);
+
+	memset(buf, 0, len);
+	while (len > 0 && offset < size) {
+		unsigned int off = offset_in_page(offset);
+		int n = min_t(loff_t, min_t(int, len, PAGE_SIZE - off),
+			      size - offset);
+		struct folio *folio;
+
+		if (shmem_mapping(mapping))
+			folio = shmem_read_folio(mapping, offset >> PAGE_SHIFT);
+		else
+			folio = read_mapping_folio(mapping,
+						   offset >> PAGE_SHIFT, NULL);
+		if (IS_ERR(folio))
+			return PTR_ERR(folio);
+		memcpy_from_folio(buf, folio, offset_in_folio(folio, offset), n);
+		folio_put(folio);
+		buf += n;
+		offset += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
+				      loff_t ref_ctr_offset)
+{
+	struct uprobe_site *s = kzalloc(sizeof(*s), GFP_KERNEL);
+	int ret;
+
+	if (!s)
+		return ERR_PTR(-ENOMEM);
+	refcount_set(&s->ref, 1);
+	s->offset = offset;
+	s->ref_ctr_offset = ref_ctr_offset;
+	mutex_init(&s->reg_lock);
+	INIT_LIST_HEAD(&s->consumers);
+	s->handle.site = s;
+
+	/*
+	 * Analyse now, from the page cache, so that a bad address fails the
+	 * registration rather than some later mmap.
+	 */
+	ret = read_file_bytes(inode, offset, s->arch.insn, MAX_UINSN_BYTES);
+	if (!ret)
+		ret = arch_uprobe_analyze_insn(&s->arch, NULL, 0);
+	if (ret) {
+		kfree(s);
+		return ERR_PTR(ret);
+	}
+	s->inode = igrab(inode);
+	if (!s->inode) {
+		kfree(s);
+		return ERR_PTR(-ENOENT);
+	}
+	return s;
+}
+
+/* The site for (inode, offset), created on first use; holds a reference. */
+static struct uprobe_site *get_or_create_site(struct inode *inode,
+					      loff_t offset,
+					      loff_t ref_ctr_offset)
+{
+	struct uprobe_site *s, *new;
+
+	s = find_site(inode, offset);
+	if (!s) {
+		new = alloc_site(inode, offset, ref_ctr_offset);
+		if (IS_ERR(new))
+			return new;
+		spin_lock(&sites_lock);
+		s = site_ceil(inode, offset);
+		if (s && !site_cmp(inode, offset, s)) {
+			get_site(s);
+		} else {
+			insert_site(new);
+			s = new;
+			new = NULL;
+		}
+		spin_unlock(&sites_lock);
+		if (new) {
+			iput(new->inode);
+			kfree(new);
+		}
+	}
+	/* One semaphore per site: a second one cannot be counted. */
+	if (s->ref_ctr_offset != ref_ctr_offset) {
+		pr_warn("ref_ctr_offset mismatch: inode %lu offset %#llx has %#llx, not %#llx\n",
+			inode->i_ino, offset, s->ref_ctr_offset, ref_ctr_offset);
+		put_site(s);
+		return ERR_PTR(-EINVAL);
+	}
+	return s;
+}
+
+/* ---- VMAs and breakpoint writes ------------------------------------------ */
+
+/*
+ * May the site be armed in this mapping?  Private, executable, file
+ * backed, and when arming also not writable: a breakpoint in a page the
+ * program writes itself could be overwritten or copied around.
+ */
+static bool valid_vma(struct vm_area_struct *vma, bool arming)
+{
+	vm_flags_t mask = VM_HUGETLB | VM_MAYEXEC | VM_MAYSHARE;
+
+	if (arming)
+		mask |= VM_WRITE;
+	return vma->vm_file && (vma->vm_flags & mask) == VM_MAYEXEC;
+}
+
+static loff_t vma_offset(struct vm_area_struct *vma, unsigned long vaddr)
+{
+	return ((loff_t)vma->vm_pgoff << PAGE_SHIFT) + (vaddr - vma->vm_start);
+}
+
+static unsigned long offset_vaddr(struct vm_area_struct *vma, loff_t offset)
+{
+	return vma->vm_start + offset - ((loff_t)vma->vm_pgoff << PAGE_SHIFT);
+}
+
+/* Does @vma map @s at @vaddr? */
+static bool vma_has_site(struct vm_area_struct *vma, struct uprobe_site *s,
+			 unsigned long vaddr, bool arming)
+{
+	return vma && valid_vma(vma, arming) &&
+	       file_inode(vma->vm_file) == s->inode &&
+	       vma_offset(vma, vaddr) == s->offset;
+}
+
+/*
+ * Read or write process memory the way a debugger does (FOLL_FORCE): a
+ * write to a private file page breaks copy-on-write first, so it stays in
+ * this process.  The caller holds the mmap_lock.
+ */
+static int access_mm(struct mm_struct *mm, unsigned long vaddr, void *buf,
+		     int len, bool write)
+{
+	unsigned int flags = FOLL_FORCE | (write ? FOLL_WRITE : 0);
+	struct vm_area_struct *vma;
+	struct page *page;
+	void *kaddr;
+
+	if (offset_in_page(vaddr) + len > PAGE_SIZE)
+		return -EINVAL;
+	page = get_user_page_vma_remote(mm, vaddr, flags, &vma);
+	if (IS_ERR(page))
+		return PTR_ERR(page);
+	kaddr = kmap_local_page(page) + offset_in_page(vaddr);
+	if (write) {
+		copy_to_user_page(vma, page, vaddr, kaddr, buf, len);
+		set_page_dirty_lock(page);
+	} else {
+		memcpy(buf, kaddr, len);
+	}
+	kunmap_local(kaddr - offset_in_page(vaddr));
+	put_page(page);
+	return 0;
+}
+
+/* The VMA of @mm where @s's semaphore lives, and its address there. */
+static struct vm_area_struct *ref_ctr_vma(struct uprobe_site *s,
+					  struct mm_struct *mm,
+					  unsigned long *vaddr)
+{
+	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
+
+	for_each_vma(vmi, vma) {
+		loff_t start = (loff_t)vma->vm_pgoff << PAGE_SHIFT;
+
+		if (!vma->vm_file || file_inode(vma->vm_file) != s->inode ||
+		    (vma->vm_flags & (VM_WRITE | VM_SHARED)) != VM_WRITE)
+			continue;
+		if (s->ref_ctr_offset < start ||
+		    s->ref_ctr_offset >= start + (vma->vm_end - vma->vm_start))
+			continue;
+		*vaddr = offset_vaddr(vma, s->ref_ctr_offset);
+		return vma;
+	}
+	return NULL;
+}
+
+static int ref_ctr_add(struct mm_struct *mm, unsigned long vaddr, short d)
+{
+	short val;
+	int ret;
+
+	ret = access_mm(mm, vaddr, &val, sizeof(val), false);
+	if (ret)
+		return ret;
+	/* Never below zero, whatever the program did to it meanwhile. */
+	if (val + d < 0)
+		return 0;
+	val += d;
+	return access_mm(mm, vaddr, &val, sizeof(val), true);
+}
+
+static void drop_delayed(struct mm_struct *mm, struct uprobe_site *s)
+{
+	struct delayed_ref *d, *tmp;
+
+	mutex_lock(&delayed_lock);
+	list_for_each_entry_safe(d, tmp, &delayed_refs, node) {
+		if (d->mm != mm || (s && d->site != s))
+			continue;
+		list_del(&d->node);
+		put_site(d->site);
+		kfree(d);
+	}
+	mutex_unlock(&delayed_lock);
+}
+
+/* Count the armed site in its USDT semaphore, now or once it is mapped. */
+static int ref_ctr_update(struct uprobe_site *s, struct mm_struct *mm, short d)
+{
+	struct delayed_ref *dr;
+	unsigned long vaddr;
+
+	if (!s->ref_ctr_offset)
+		return 0;
+	if (ref_ctr_vma(s, mm, &vaddr))
+		return ref_ctr_add(mm, vaddr, d);
+	if (d < 0) {
+		drop_delayed(mm, s);
+		return 0;
+	}
+	dr = kmalloc(sizeof(*dr), GFP_KERNEL);
+	if (!dr)
+		return -ENOMEM;
+	dr->mm = mm;
+	dr->site = get_site(s);
+	mutex_lock(&delayed_lock);
+	list_add(&dr->node, &delayed_refs);
+	mutex_unlock(&delayed_lock);
+	return 0;
+}
+
+/* A writable mapping appeared: count the semaphores waiting for it. */
+static void ref_ctr_mmap(struct vm_area_struct *vma)
+{
+	struct delayed_ref *d, *tmp;
+	unsigned long vaddr;
+
+	mutex_lock(&delayed_lock);
+	list_for_each_entry_safe(d, tmp, &delayed_refs, node) {
+		if (d->mm != vma->vm_mm || ref_ctr_vma(d->site, d->mm, &vaddr) != vma)
+			continue;
+		ref_ctr_add(d->mm, vaddr, 1);
+		list_del(&d->node);
+		put_site(d->site);
+		kfree(d);
+	}
+	mutex_unlock(&delayed_lock);
+}
+
+/* Arm @s at @vaddr of @mm; mmap_lock held.  Arming twice is harmless. */
+static int arm_site(struct uprobe_site *s, struct mm_struct *mm,
+		    unsigned long vaddr)
+{
+	u8 cur, bp = UPROBE_SWBP_INSN;
+	int ret;
+
+	ret = access_mm(mm, vaddr, &cur, 1, false);
+	if (ret)
+		return ret;
+	if (is_swbp_insn(&cur)) {
+		set_bit(MMF_HAS_UPROBES, &mm->flags);
+		return 0;
+	}
+	ret = ref_ctr_update(s, mm, 1);
+	if (ret)
+		return ret;
+	/* Set first: the int3 may be hit the moment it is written. */
+	set_bit(MMF_HAS_UPROBES, &mm->flags);
+	ret = access_mm(mm, vaddr, &bp, 1, true);
+	if (ret)
+		ref_ctr_update(s, mm, -1);
+	return ret;
+}
+
+/* Put the original byte back at @vaddr of @mm; mmap_lock held. */
+static int disarm_site(struct uprobe_site *s, struct mm_struct *mm,
+		       unsigned long vaddr)
+{
+	u8 cur;
+	int ret;
+
+	ret = access_mm(mm, vaddr, &cur, 1, false);
+	if (ret || !is_swbp_insn(&cur))
+		return ret;
+	ret = access_mm(mm, vaddr, &s->arch.insn[0], 1, true);
+	if (!ret)
+		ref_ctr_update(s, mm, -1);
+	return ret;
+}
+
+/* ---- consumers ------------------------------------------------------------ */
+
+static bool consumer_wants(struct uprobe_consumer *uc, struct mm_struct *mm)
+{
+	return !uc->filter || uc->filter(uc, mm);
+}
+
+/* Does any consumer of @s want it armed in @mm? */
+static bool site_wanted(struct uprobe_site *s, struct mm_struct *mm)
+{
+	struct uprobe_consumer *uc;
+	bool want = false;
+	int idx;
+
+	idx = srcu_read_lock(&uprobes_srcu);
+	list_for_each_entry_srcu(uc, &s->consumers, cons_node,
+				 srcu_read_lock_held(&uprobes_srcu)) {
+		if (consumer_wants(uc, mm)) {
+			want = true;
+			break;
+		}
+	}
+	srcu_read_unlock(&uprobes_srcu, idx);
+	return want;
+}
+
+struct site_target {
+	struct mm_struct	*mm;		/* mmget()ed */
+	unsigned long		vaddr;
+};
+
+/*
+ * Every process mapping @s, pinned.  Nothing may sleep under i_mmap_rwsem
+ * for memory, so count first, allocate, and start over if the count grew.
+ */
+static struct site_target *collect_targets(struct uprobe_site *s, int *nr)
+{
+	struct address_space *mapping = s->inode->i_mapping;
+	pgoff_t pgoff = s->offset >> PAGE_SHIFT;
+	struct vm_area_struct *vma;
+	struct site_target *t;
+	int n, cap = 0, i;
+
+	for (;;) {
+		n = 0;
+		i_mmap_lock_read(mapping);
+		vma_interval_tree_foreach(vma, &mapping->i_mmap, pgoff, pgoff)
+			if (valid_vma(vma, false))
+				n++;
+		i_mmap_unlock_read(mapping);
+		if (!n) {
+			*nr = 0;
+			return NULL;
+		}
+		cap = n + 4;
+		t = kvmalloc_array(cap, sizeof(*t), GFP_KERNEL);
+		if (!t)
+			return ERR_PTR(-ENOMEM);
+		n = 0;
+		i_mmap_lock_read(mapping);
+		vma_interval_tree_foreach(vma, &mapping->i_mmap, pgoff, pgoff) {
+			if (!valid_vma(vma, false))
+				continue;
+			if (n == cap) {
+				n = -1;
+				break;
+			}
+			if (!mmget_not_zero(vma->vm_mm))
+				continue;
+			t[n].mm = vma->vm_mm;
+			t[n].vaddr = offset_vaddr(vma, s->offset);
+			n++;
+		}
+		i_mmap_unlock_read(mapping);
+		if (n >= 0)
+			break;
+		/* Grew meanwhile: mmput() may sleep, so only now. */
+		for (i = 0; i < cap; i++)
+			mmput(t[i].mm);
+		kvfree(t);
+	}
+	*nr = n;
+	return t;
+}
+
+/*
+ * Arm @s where @uc wants it (@arm), or disarm it where no consumer wants
+ * it any more.  Called under s->reg_lock.  Each process is handled under
+ * its mmap_lock for writing, which orders us against uprobe_mmap() there.
+ */
+static int apply_site(struct uprobe_site *s, struct uprobe_consumer *uc,
+		      bool arm)
+{
+	struct site_target *t;
+	int n, i, err = 0;
+
+	percpu_down_write(&dup_mmap_sem);
+	t = collect_targets(s, &n);
+	if (IS_ERR(t)) {
+		percpu_up_write(&dup_mmap_sem);
+		return PTR_ERR(t);
+	}
+	for (i = 0; i < n; i++) {
+		struct mm_struct *mm = t[i].mm;
+		unsigned long vaddr = t[i].vaddr;
+		struct vm_area_struct *vma;
+
+		if (err)
+			goto next;
+		mmap_write_lock(mm);
+		vma = vma_lookup(mm, vaddr);
+		if (arm) {
+			if (vma_has_site(vma, s, vaddr, true) &&
+			    consumer_wants(uc, mm))
+				err = arm_site(s, mm, vaddr);
+		} else if (vma_has_site(vma, s, vaddr, false) &&
+			   test_bit(MMF_HAS_UPROBES, &mm->flags) &&
+			   !site_wanted(s, mm)) {
+			disarm_site(s, mm, vaddr);
+		}
+		mmap_write_unlock(mm);
+next:
+		mmput(mm);
+	}
+	kvfree(t);
+	percpu_up_write(&dup_mmap_sem);
+	return err;
+}
+
+static bool is_consumer(struct uprobe_site *s, struct uprobe_consumer *uc)
+{
+	struct uprobe_consumer *c;
+
+	list_for_each_entry(c, &s->consumers, cons_node)
+		if (c == uc)
+			return true;
+	return false;
+}
+
+/**
+ * uprobe_register() - probe an instruction of a file in every process
+ * @inode: the file
+ * @offset: the instruction's offset in it
+ * @ref_ctr_offset: offset of a USDT semaphore to count the armed processes
+ *	in, or 0
+ * @uc: the consumer: handler and/or ret_handler, optional filter
+ *
+ * Return: the probe's handle, for uprobe_apply() and
+ * uprobe_unregister_nosync(), or an ERR_PTR: -EINVAL (no handler, bad
+ * offset, unaligned or conflicting @ref_ctr_offset), -EIO (a file we cannot
+ * read), -ENOEXEC (no instruction there), -ENOTSUPP (one that cannot be
+ * probed), -ENOMEM, or an error from arming it in a process.
+ */
+struct uprobe *uprobe_register(struct inode *inode, loff_t offset,
+			       loff_t ref_ctr_offset,
+			       struct uprobe_consumer *uc)
+{
+	struct uprobe_site *s;
+	int ret;
+
+	if (!uc->handler && !uc->ret_handler)
+		return ERR_PTR(-EINVAL);
+	if (!inode->i_mapping->a_ops->read_folio &&
+	    !shmem_mapping(inode->i_mapping))
+		return ERR_PTR(-EIO);
+	if (offset < 0 || offset > i_size_read(inode))
+		return ERR_PTR(-EINVAL);
+	if (ref_ctr_offset < 0 || !IS_ALIGNED(ref_ctr_offset, sizeof(short)))
+		return ERR_PTR(-EINVAL);
+
+	s = get_or_create_site(inode, offset, ref_ctr_offset);
+	if (IS_ERR(s))
+		return ERR_CAST(s);
+
+	mutex_lock(&s->reg_lock);
+	list_add_rcu(&uc->cons_node, &s->consumers);
+	ret = apply_site(s, uc, true);
+	if (ret) {
+		list_del_rcu(&uc->cons_node);
+		apply_site(s, NULL, false);
+	}
+	mutex_unlock(&s->reg_lock);
+	if (ret) {
+		/* A hit may be running @uc's handler; the caller frees it. */
+		synchronize_srcu(&uprobes_srcu);
+		put_site(s);
+		return ERR_PTR(ret);
+	}
+	/* The consumer's reference on the site is the one we got above. */
+	return &s->handle;
+}
+EXPORT_SYMBOL_GPL(uprobe_register);
+
+/**
+ * uprobe_apply() - re-evaluate a consumer's filter in every process
+ * @uprobe: from uprobe_register()
+ * @uc: a consumer of it
+ * @add: arm where @uc's filter now wants the probe; else disarm where no
+ *	consumer wants it any more
+ *
+ * Return: 0, -ENOENT when @uc is not a consumer of @uprobe, or an error
+ * from arming.
+ */
+int uprobe_apply(struct uprobe *uprobe, struct uprobe_consumer *uc, bool add)
+{
+	struct uprobe_site *s = uprobe->site;
+	int ret = -ENOENT;
+
+	mutex_lock(&s->reg_lock);
+	if (is_consumer(s, uc))
+		ret = apply_site(s, add ? uc : NULL, add);
+	mutex_unlock(&s->reg_lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(uprobe_apply);
+
+/**
+ * uprobe_unregister_nosync() - remove a consumer
+ * @uprobe: from uprobe_register()
+ * @uc: the consumer
+ *
+ * Its handlers may still be running on other threads until
+ * uprobe_unregister_sync() returns; @uc must live until then.
+ */
+void uprobe_unregister_nosync(struct uprobe *uprobe, struct uprobe_consumer *uc)
+{
+	struct uprobe_site *s = uprobe->site;
+	bool found;
+
+	mutex_lock(&s->reg_lock);
+	found = is_consumer(s, uc);
+	if (found) {
+		list_del_rcu(&uc->cons_node);
+		apply_site(s, NULL, false);
+	}
+	mutex_unlock(&s->reg_lock);
+	if (WARN_ON_ONCE(!found))
+		return;
+	put_site(s);
+}
+EXPORT_SYMBOL_GPL(uprobe_unregister_nosync);
+
+/**
+ * uprobe_unregister_sync() - wait for handlers of removed consumers
+ *
+ * After it returns, no handler of a consumer removed before the call is
+ * running or will run.
+ */
+void uprobe_unregister_sync(void)
+{
+	synchronize_srcu(&uprobes_srcu);
+}
+EXPORT_SYMBOL_GPL(uprobe_unregister_sync);
+
+/* ---- memory map hooks ----------------------------------------------------- */
+
+/*
+ * A file mapping appeared (mmap, split, merge, mremap); the caller holds
+ * the mmap_lock for writing.  Arm the sites it covers that a consumer wants
+ * here, and count USDT semaphores that were waiting for it.
+ */
+int uprobe_mmap(struct vm_area_struct *vma)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct inode *inode;
+	loff_t off, end;
+
+	if (!vma->vm_file)
+		return 0;
+	if ((vma->vm_flags & (VM_WRITE | VM_SHARED)) == VM_WRITE &&
+	    !list_empty(&delayed_refs))
+		ref_ctr_mmap(vma);
+	if (RB_EMPTY_ROOT(&sites) || !valid_vma(vma, true))
+		return 0;
+
+	inode = file_inode(vma->vm_file);
+	off = (loff_t)vma->vm_pgoff << PAGE_SHIFT;
+	end = off + (vma->vm_end - vma->vm_start);
+	while (!fatal_signal_pending(current)) {
+		struct uprobe_site *s;
+
+		spin_lock(&sites_lock);
+		s = site_ceil(inode, off);
+		if (s && (s->inode != inode || s->offset >= end))
+			s = NULL;
+		if (s)
+			get_site(s);
+		spin_unlock(&sites_lock);
+		if (!s)
+			break;
+		if (site_wanted(s, mm))
+			arm_site(s, mm, offset_vaddr(vma, s->offset));
+		off = s->offset + 1;
+		put_site(s);
+	}
+	return 0;
+}
+
+/*
+ * Part of a mapping goes away.  Nothing is cached per address, so the
+ * breakpoints simply go with the pages.
+ */
+void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
+		   unsigned long end)
+{
+}
+
+/* fork: arming and fork exclude each other, see apply_site(). */
+void uprobe_start_dup_mmap(void)
+{
+	percpu_down_read(&dup_mmap_sem);
+}
+
+void uprobe_end_dup_mmap(void)
+{
+	percpu_up_read(&dup_mmap_sem);
+}
+
+/*
+ * The child gets copies of the parent's pages, breakpoints included, and
+ * no XOL area (VM_DONTCOPY).  A breakpoint no consumer wants in the child
+ * is taken out on its first hit there.
+ */
+void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
+{
+	if (test_bit(MMF_HAS_UPROBES, &oldmm->flags))
+		set_bit(MMF_HAS_UPROBES, &newmm->flags);
+}
+
+/* ---- the XOL area ----------------------------------------------------------- */
+
+static vm_fault_t xol_fault(const struct vm_special_mapping *sm,
+			    struct vm_area_struct *vma, struct vm_fault *vmf)
+{
+	struct xol_area *area = READ_ONCE(vma->vm_mm->uprobes_state.xol_area);
+
+	if (!area || vmf->pgoff)
+		return VM_FAULT_SIGBUS;
+	vmf->page = area->page;
+	get_page(vmf->page);
+	return 0;
+}
+
+/* Slots and the trampoline are addressed by area->vaddr: it stays put. */
+static int xol_mremap(const struct vm_special_mapping *sm,
+		      struct vm_area_struct *new_vma)
+{
+	return -EPERM;
+}
+
+static const struct vm_special_mapping xol_mapping = {
+	.name	= "[uprobes]",
+	.fault	= xol_fault,
+	.mremap	= xol_mremap,
+};
+
+static struct xol_area *xol_alloc(void)
+{
+	struct xol_area *area = kzalloc(sizeof(*area), GFP_KERNEL);
+	unsigned long tsize;
+	void *tramp, *kaddr;
+
+	if (!area)
+		return NULL;
+	/* Zeroed: nothing of the kernel's may show through to user space. */
+	area->page = alloc_page(GFP_HIGHUSER | __GFP_ZERO);
+	if (!area->page) {
+		kfree(area);
+		return NULL;
+	}
+	init_waitqueue_head(&area->wq);
+	/* Slot 0 holds the return-probe trampoline for good. */
+	set_bit(0, area->busy);
+	tramp = arch_uprobe_trampoline(&tsize);
+	kaddr = kmap_local_page(area->page);
+	memcpy(kaddr, tramp, min_t(unsigned long, tsize, UPROBE_XOL_SLOT_BYTES));
+	kunmap_local(kaddr);
+	return area;
+}
+
+static void xol_free(struct xol_area *area)
+{
+	put_page(area->page);
+	kfree(area);
+}
+
+/* Map @area into the current process at @vaddr, or anywhere if 0. */
+static int xol_map(struct mm_struct *mm, struct xol_area *area,
+		   unsigned long vaddr)
+{
+	struct vm_area_struct *vma;
+
+	if (!vaddr) {
+		vaddr = get_unmapped_area(NULL, TASK_SIZE - PAGE_SIZE,
+					  PAGE_SIZE, 0, 0);
+		if (IS_ERR_VALUE(vaddr))
+			return vaddr;
+	} else if (find_vma_intersection(mm, vaddr, vaddr + PAGE_SIZE)) {
+		return -ENOMEM;
+	}
+	vma = _install_special_mapping(mm, vaddr, PAGE_SIZE,
+				       VM_EXEC | VM_MAYEXEC | VM_DONTCOPY |
+				       VM_IO, &xol_mapping);
+	if (IS_ERR(vma))
+		return PTR_ERR(vma);
+	area->vaddr = vaddr;
+	return 0;
+}
+
+/* The current process's XOL area, mapped on first use (at @vaddr if set). */
+static struct xol_area *get_xol_area_at(unsigned long vaddr)
+{
+	struct mm_struct *mm = current->mm;
+	struct xol_area *area = READ_ONCE(mm->uprobes_state.xol_area);
+
+	if (area)
+		return area;
+	area = xol_alloc();
+	if (!area)
+		return NULL;
+	mmap_write_lock(mm);
+	if (!mm->uprobes_state.xol_area && !xol_map(mm, area, vaddr)) {
+		/* Published under the lock: faults on it wait for us. */
+		smp_store_release(&mm->uprobes_state.xol_area, area);
+		area = NULL;
+	}
+	mmap_write_unlock(mm);
+	if (area)
+		xol_free(area);
+	return READ_ONCE(mm->uprobes_state.xol_area);
+}
+
+static struct xol_area *get_xol_area(void)
+{
+	return get_xol_area_at(0);
+}
+
+/* A free slot, waiting for one if every slot has a stepping thread. */
+static unsigned long xol_take_slot(struct xol_area *area)
+{
+	unsigned int i;
+
+	for (;;) {
+		i = find_first_zero_bit(area->busy, XOL_SLOTS);
+		if (i < XOL_SLOTS) {
+			if (!test_and_set_bit(i, area->busy))
+				return area->vaddr + i * UPROBE_XOL_SLOT_BYTES;
+			continue;
+		}
+		if (wait_event_killable(area->wq,
+				find_first_zero_bit(area->busy, XOL_SLOTS) < XOL_SLOTS))
+			return 0;
+	}
+}
+
+static void xol_put_slot(struct xol_area *area, unsigned long vaddr)
+{
+	unsigned int i = (vaddr - area->vaddr) / UPROBE_XOL_SLOT_BYTES;
+
+	if (WARN_ON_ONCE(!i || i >= XOL_SLOTS))
+		return;
+	clear_bit(i, area->busy);
+	/* The cleared bit before the waiter check; pairs with wait_event. */
+	smp_mb__after_atomic();
+	if (wq_has_sleeper(&area->wq))
+		wake_up(&area->wq);
+}
+
+void __weak arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
+				  void *src, unsigned long len)
+{
+	void *kaddr = kmap_local_page(page);
+
+	memcpy(kaddr + offset_in_page(vaddr), src, len);
+	flush_dcache_page(page);
+	kunmap_local(kaddr);
+}
+
+unsigned long uprobe_get_trampoline_vaddr(void)
+{
+	struct mm_struct *mm = current->mm;
+	struct xol_area *area = mm ? READ_ONCE(mm->uprobes_state.xol_area) : NULL;
+
+	return area ? area->vaddr : UPROBE_NO_TRAMPOLINE_VADDR;
+}
+
+unsigned long __weak uprobe_get_swbp_addr(struct pt_regs *regs)
+{
+	return instruction_pointer(regs) - UPROBE_SWBP_INSN_SIZE;
+}
+
+/*
+ * Where a trap happened as far as the user may know: a fault in a slot
+ * copy is reported at the probed instruction.
+ */
+unsigned long uprobe_get_trap_addr(struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+
+	if (unlikely(utask && utask->active))
+		return utask->bp_vaddr;
+	return instruction_pointer(regs);
+}
+
+/* ---- per-task state ---------------------------------------------------- */
+
+static struct uprobe_task *get_utask(void)
+{
+	if (!current->utask)
+		current->utask = kzalloc(sizeof(struct uprobe_task), GFP_KERNEL);
+	return current->utask;
+}
+
+static void free_ri(struct uprobe_task *utask, struct return_instance *ri)
+{
+	utask->return_instances = ri->next;
+	utask->depth--;
+	put_site(ri->site);
+	kfree(ri);
+}
+
+/* exec and exit: the thread's pending returns and a step in progress. */
+void uprobe_free_utask(struct task_struct *t)
+{
+	struct uprobe_task *utask = t->utask;
+	struct xol_area *area;
+
+	if (!utask)
+		return;
+	if (utask->active) {
+		area = t->mm ? t->mm->uprobes_state.xol_area : NULL;
+		if (area && utask->xol_vaddr)
+			xol_put_slot(area, utask->xol_vaddr);
+		put_site(utask->active);
+	}
+	while (utask->return_instances)
+		free_ri(utask, utask->return_instances);
+	kfree(utask);
+	t->utask = NULL;
+}
+
+static void dup_xol_work(struct callback_head *work)
+{
+	struct uprobe_task *utask = current->utask;
+
+	if (current->flags & PF_EXITING)
+		return;
+	if (!get_xol_area_at(utask->dup_xol_addr))
+		pr_warn_ratelimited("pid %d: no XOL area for the return probes fork copied\n",
+				    current->pid);
+}
+
+/*
+ * A new task.  Threads start with nothing.  A forked child returns through
+ * the same frames as its parent, so it gets copies of the pending return
+ * instances and, from task work before it reaches user space, an XOL area
+ * at the parent's address for the trampoline those frames return to.
+ */
+void uprobe_copy_process(struct task_struct *t, unsigned long flags)
+{
+	struct uprobe_task *utask = current->utask, *nu;
+	struct return_instance *ri, **tail;
+	struct xol_area *area;
+
+	t->utask = NULL;
+	if (!utask || !utask->return_instances)
+		return;
+	if (t->mm == current->mm && !(flags & CLONE_VFORK))
+		return;
+	area = READ_ONCE(current->mm->uprobes_state.xol_area);
+	if (!area)
+		return;
+
+	nu = kzalloc(sizeof(*nu), GFP_KERNEL);
+	if (!nu)
+		goto fail;
+	t->utask = nu;
+	tail = &nu->return_instances;
+	for (ri = utask->return_instances; ri; ri = ri->next) {
+		struct return_instance *c = kmemdup(ri, sizeof(*ri), GFP_KERNEL);
+
+		if (!c)
+			goto fail;
+		get_site(c->site);
+		c->next = NULL;
+		*tail = c;
+		tail = &c->next;
+		nu->depth++;
+	}
+	if (t->mm == current->mm)
+		return;
+	nu->dup_xol_addr = area->vaddr;
+	init_task_work(&nu->dup_xol_work, dup_xol_work);
+	task_work_add(t, &nu->dup_xol_work, TWA_RESUME);
+	return;
+fail:
+	pr_warn_ratelimited("pid %d: cannot copy pending return probes\n",
+			    t->pid);
+}
+
+/* ---- per-process probes (register_uprobe) ------------------------------ */
+
+static bool seed_filter(struct uprobe_consumer *uc, struct mm_struct *mm)
+{
+	struct uprobe_seed *seed = container_of(uc, struct uprobe_seed, uc);
+
+	return mm == seed->mm && !READ_ONCE(seed->gone);
+}
+
+static int seed_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
+{
+	struct uprobe_seed *seed = container_of(uc, struct uprobe_seed, uc);
+
+	if (!seed_filter(uc, current->mm))
+		return UPROBE_HANDLER_REMOVE;
+	/* Ran in the trap already (uprobe_pre_sstep_notifier()). */
+	if (!seed->in_irq) {
+		atomic_long_inc(&seed->hits);
+		seed->u->handler(seed->u, regs);
+	}
+	return 0;
+}
+
+static int seed_ret_handler(struct uprobe_consumer *uc, unsigned long func,
+			    struct pt_regs *regs)
+{
+	struct uprobe_seed *seed = container_of(uc, struct uprobe_seed, uc);
+
+	if (seed_filter(uc, current->mm))
+		seed->u->ret_handler(seed->u, func, regs);
+	return 0;
+}
+
+/* Take @seed off its site and free it; may sleep. */
+static void seed_detach(struct uprobe_seed *seed)
+{
+	uprobe_unregister_nosync(&seed->site->handle, &seed->uc);
+	synchronize_srcu(&uprobes_srcu);
+	/* The trap looks at the seeds list under RCU. */
+	synchronize_rcu();
+	mmdrop(seed->mm);
+	kfree(seed);
+}
+
+static void seed_reap_fn(struct work_struct *work)
+{
+	struct uprobe_seed *seed;
+	unsigned long flags;
+
+	for (;;) {
+		spin_lock_irqsave(&seed_lock, flags);
+		seed = list_first_entry_or_null(&reap_list, struct uprobe_seed,
+						reap);
+		if (seed)
+			list_del(&seed->reap);
+		spin_unlock_irqrestore(&seed_lock, flags);
+		if (!seed)
+			break;
+		seed_detach(seed);
+	}
+}
+
+/* Unlink @seed from the caller's struct uprobe; seed_lock held. */
+static void seed_unlink(struct uprobe_seed *seed)
+{
+	WRITE_ONCE(seed->gone, true);
+	list_del_rcu(&seed->node);
+	seed->u->seed = NULL;
+}
+
+static struct uprobe_seed *seed_of(struct uprobe *u)
+{
+	struct uprobe_seed *seed;
+
+	list_for_each_entry(seed, &seeds, node)
+		if (seed->u == u)
+			return seed;
+	return NULL;
+}
+
+/**
+ * register_uprobe() - probe an address in one process
+ * @u: pid, vaddr and handler set, ret_handler and handler_in_interrupt
+ *	optional, the rest zero
+ *
+ * Every thread of the process hits it, threads created later too; forked
+ * children do not.  exec and exit end the probe.
+ *
+ * Return: 0; -EINVAL for no handler, @u already registered, a kernel
+ * thread, an address not in an executable mapping or in one that is
+ * writable or shared; -ESRCH when there is no such process;
+ * -EOPNOTSUPP for anonymous code; -EEXIST when someone else's breakpoint
+ * is already there; or an error of uprobe_register() (-ENOEXEC,
+ * -ENOTSUPP for an instruction that cannot be probed, -ENOMEM).
+ */
+int register_uprobe(struct uprobe *u)
+{
+	struct uprobe_site *existing;
+	struct uprobe_seed *seed;
+	struct task_struct *task;
+	struct vm_area_struct *vma;
+	struct inode *inode = NULL;
+	struct mm_struct *mm;
+	struct uprobe *h;
+	unsigned long flags;
+	loff_t offset = 0;
+	int ret = 0;
+	u8 byte = 0;
+
+	if (!u || !u->handler)
+		return -EINVAL;
+	spin_lock_irqsave(&seed_lock, flags);
+	if (seed_of(u))
+		ret = -EINVAL;
+	spin_unlock_irqrestore(&seed_lock, flags);
+	if (ret)
+		return ret;
+
+	task = get_pid_task(find_vpid(u->pid), PIDTYPE_PID);
+	if (!task)
+		return -ESRCH;
+	if (task->flags & PF_KTHREAD) {
+		put_task_struct(task);
+		return -EINVAL;
+	}
+	mm = get_task_mm(task);
+	put_task_struct(task);
+	if (!mm)
+		return -ESRCH;
+
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, u->vaddr);
+	if (!vma || !(vma->vm_flags & VM_EXEC))
+		ret = -EINVAL;
+	else if (!vma->vm_file)
+		ret = -EOPNOTSUPP;
+	else if (!valid_vma(vma, true))
+		ret = -EINVAL;
+	else
+		ret = access_mm(mm, u->vaddr, &byte, 1, false);
+	if (!ret) {
+		inode = igrab(file_inode(vma->vm_file));
+		offset = vma_offset(vma, u->vaddr);
+	}
+	mmap_read_unlock(mm);
+	if (!ret && !inode)
+		ret = -ESRCH;
+	if (ret)
+		goto out_mm;
+
+	/* A breakpoint that is not ours: a debugger's, say. */
+	existing = find_site(inode, offset);
+	if (existing)
+		put_site(existing);
+	else if (is_swbp_insn(&byte)) {
+		ret = -EEXIST;
+		goto out_inode;
+	}
+
+	seed = kzalloc(sizeof(*seed), GFP_KERNEL);
+	if (!seed) {
+		ret = -ENOMEM;
+		goto out_inode;
+	}
+	seed->u = u;
+	seed->mm = mm;
+	mmgrab(mm);
+	seed->vaddr = u->vaddr;
+	seed->in_irq = u->handler_in_interrupt;
+	seed->uc.handler = seed_handler;
+	seed->uc.filter = seed_filter;
+	if (u->ret_handler)
+		seed->uc.ret_handler = seed_ret_handler;
+	INIT_LIST_HEAD(&seed->reap);
+
+	/* On the list first, so the trap finds it from the first hit on. */
+	spin_lock_irqsave(&seed_lock, flags);
+	if (seed_of(u)) {
+		ret = -EINVAL;
+	} else {
+		list_add_rcu(&seed->node, &seeds);
+		u->seed = seed;
+	}
+	spin_unlock_irqrestore(&seed_lock, flags);
+	if (ret) {
+		mmdrop(mm);
+		kfree(seed);
+		goto out_inode;
+	}
+
+	h = uprobe_register(inode, offset, 0, &seed->uc);
+	if (IS_ERR(h)) {
+		ret = PTR_ERR(h);
+		spin_lock_irqsave(&seed_lock, flags);
+		if (u->seed == seed)
+			seed_unlink(seed);
+		spin_unlock_irqrestore(&seed_lock, flags);
+		synchronize_rcu();
+		mmdrop(mm);
+		kfree(seed);
+		goto out_inode;
+	}
+	/*
+	 * exit, exec or unregister_uprobe() may have come meanwhile and left
+	 * the reaping to us: they only queue seeds that have their site.
+	 */
+	spin_lock_irqsave(&seed_lock, flags);
+	seed->site = h->site;
+	if (seed->gone)
+		list_add_tail(&seed->reap, &reap_list);
+	spin_unlock_irqrestore(&seed_lock, flags);
+	if (!list_empty(&seed->reap))
+		schedule_work(&seed_reap_work);
+out_inode:
+	iput(inode);
+out_mm:
+	mmput(mm);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(register_uprobe);
+
+/**
+ * unregister_uprobe() - remove a probe of register_uprobe()
+ * @u: the probe
+ *
+ * A no-op when the process has exited or exec'd meanwhile.  May be called
+ * from the probe's handler, in either context: the probe is off at once,
+ * but then other threads may still be running the handler when it returns.
+ */
+void unregister_uprobe(struct uprobe *u)
+{
+	struct uprobe_task *utask = current->utask;
+	struct uprobe_seed *seed;
+	unsigned long flags;
+	bool deferred;
+
+	spin_lock_irqsave(&seed_lock, flags);
+	seed = seed_of(u);
+	if (seed)
+		seed_unlink(seed);
+	/* Registration still in progress: register_uprobe() reaps it. */
+	if (seed && !seed->site)
+		seed = NULL;
+	/* From a handler we may neither sleep nor wait for ourselves. */
+	deferred = seed && (irqs_disabled_flags(flags) || in_atomic() ||
+			    (utask && utask->in_handler));
+	if (deferred)
+		list_add_tail(&seed->reap, &reap_list);
+	spin_unlock_irqrestore(&seed_lock, flags);
+	if (!seed)
+		return;
+	if (deferred)
+		schedule_work(&seed_reap_work);
+	else
+		seed_detach(seed);
+}
+EXPORT_SYMBOL_GPL(unregister_uprobe);
+
+/* The process is gone (exit, or exec replaced its mm). */
+void uprobe_clear_state(struct mm_struct *mm)
+{
+	struct xol_area *area = mm->uprobes_state.xol_area;
+	struct uprobe_seed *seed, *tmp;
+	unsigned long flags;
+	bool reap = false;
+
+	spin_lock_irqsave(&seed_lock, flags);
+	list_for_each_entry_safe(seed, tmp, &seeds, node) {
+		if (seed->mm != mm)
+			continue;
+		seed_unlink(seed);
+		if (seed->site) {
+			list_add_tail(&seed->reap, &reap_list);
+			reap = true;
+		}
+	}
+	spin_unlock_irqrestore(&seed_lock, flags);
+	if (reap)
+		schedule_work(&seed_reap_work);
+
+	if (!list_empty(&delayed_refs))
+		drop_delayed(mm, NULL);
+	if (area) {
+		mm->uprobes_state.xol_area = NULL;
+		xol_free(area);
+	}
+}
+
+/* ---- hits ---------------------------------------------------------------- */
+
+/* Run the handlers of per-process probes that want the trap's context. */
+static bool seed_irq_handlers(struct pt_regs *regs, unsigned long bp_vaddr)
+{
+	struct mm_struct *mm = current->mm;
+	struct uprobe_seed *seed;
+	bool any = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(seed, &seeds, node) {
+		if (seed->mm != mm || seed->vaddr != bp_vaddr || !seed->in_irq ||
+		    READ_ONCE(seed->gone))
+			continue;
+		atomic_long_inc(&seed->hits);
+		seed->u->handler(seed->u, regs);
+		any = true;
+	}
+	rcu_read_unlock();
+	return any;
+}
+
+/*
+ * DIE_INT3 from user mode.  Interrupts are off: only flag the thread,
+ * except for handlers registered to run right here.
+ */
+int uprobe_pre_sstep_notifier(struct pt_regs *regs)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long bp_vaddr;
+
+	if (!mm || (!test_bit(MMF_HAS_UPROBES, &mm->flags) &&
+		    !(current->utask && current->utask->return_instances)))
+		return 0;
+	bp_vaddr = uprobe_get_swbp_addr(regs);
+	if (!list_empty(&seeds)) {
+		regs->ip = bp_vaddr;
+		seed_irq_handlers(regs, bp_vaddr);
+		/* A handler sent the thread elsewhere: that is all. */
+		if (regs->ip != bp_vaddr)
+			return 1;
+		regs->ip += UPROBE_SWBP_INSN_SIZE;
+	}
+	set_thread_flag(TIF_UPROBE);
+	return 1;
+}
+
+/* DIE_DEBUG from user mode: the step of a slot copy finished. */
+int uprobe_post_sstep_notifier(struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+
+	if (!current->mm || !utask || !utask->active ||
+	    utask->state != UTASK_SSTEP)
+		return 0;
+	utask->state = UTASK_SSTEP_ACK;
+	set_thread_flag(TIF_UPROBE);
+	return 1;
+}
+
+static int uprobe_die_notify(struct notifier_block *self, unsigned long val,
+			     void *data)
+{
+	return arch_uprobe_exception_notify(self, val, data);
+}
+
+static struct notifier_block uprobe_die_nb = {
+	.notifier_call	= uprobe_die_notify,
+	/* After kprobes and kgdb, which look at kernel traps only anyway. */
+	.priority	= INT_MAX - 1,
+};
+
+/*
+ * Find the site the int3 at @bp_vaddr belongs to.  When there is none,
+ * *@is_bp says whether an int3 is still there (someone else's).
+ */
+static struct uprobe_site *site_at(unsigned long bp_vaddr, bool *is_bp)
+{
+	struct mm_struct *mm = current->mm;
+	struct uprobe_site *s = NULL;
+	struct vm_area_struct *vma;
+	u8 byte;
+
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, bp_vaddr);
+	if (vma && valid_vma(vma, false))
+		s = find_site(file_inode(vma->vm_file),
+			      vma_offset(vma, bp_vaddr));
+	mmap_read_unlock(mm);
+	/* Read the text only now: a fault must not nest in the lock. */
+	*is_bp = !s && !copy_from_user(&byte, (void __user *)bp_vaddr, 1) &&
+		 is_swbp_insn(&byte);
+	return s;
+}
+
+/* Make @s's next return instance: hijack the return address. */
+static void prepare_uretprobe(struct uprobe_site *s, struct pt_regs *regs,
+			      unsigned long bp_vaddr)
+{
+	struct uprobe_task *utask = current->utask;
+	struct return_instance *ri;
+	struct xol_area *area;
+	unsigned long orig, tramp;
+	bool chained;
+
+	area = get_xol_area();
+	if (!area)
+		goto miss;
+	if (utask->depth >= MAX_URETPROBE_DEPTH) {
+		pr_warn_ratelimited("pid %d: more than %d nested return probes\n",
+				    current->pid, MAX_URETPROBE_DEPTH);
+		goto miss;
+	}
+	ri = kzalloc(sizeof(*ri), GFP_KERNEL);
+	if (!ri)
+		goto miss;
+	tramp = area->vaddr;
+	orig = arch_uretprobe_hijack_return_addr(tramp, regs);
+	if (orig == -1UL) {
+		kfree(ri);
+		goto miss;
+	}
+	chained = orig == tramp;
+	/* Frames longjmp() skipped never return through the trampoline. */
+	while (utask->return_instances &&
+	       !arch_uretprobe_is_alive(utask->return_instances,
+					chained ? RP_CHECK_CHAIN_CALL :
+						  RP_CHECK_CALL, regs))
+		free_ri(utask, utask->return_instances);
+	if (chained) {
+		/* A tail call from a probed function: same frame, same return. */
+		if (!utask->return_instances) {
+			pr_warn_ratelimited("pid %d: return address is the trampoline but nothing is pending\n",
+					    current->pid);
+			kfree(ri);
+			force_sig(SIGSEGV);
+			return;
+		}
+		orig = utask->return_instances->orig_ret_vaddr;
+	}
+	ri->site = get_site(s);
+	ri->func = bp_vaddr;
+	ri->stack = user_stack_pointer(regs);
+	ri->orig_ret_vaddr = orig;
+	ri->chained = chained;
+	ri->next = utask->return_instances;
+	utask->return_instances = ri;
+	utask->depth++;
+	return;
+miss:
+	atomic_long_inc(&s->missed);
+}
+
+static void handler_chain(struct uprobe_site *s, struct pt_regs *regs,
+			  unsigned long bp_vaddr)
+{
+	struct uprobe_task *utask = current->utask;
+	struct uprobe_consumer *uc;
+	bool remove = true, need_ret = false;
+	int idx;
+
+	atomic_long_inc(&s->hits);
+	utask->auprobe = &s->arch;
+	utask->in_handler = true;
+	idx = srcu_read_lock(&uprobes_srcu);
+	list_for_each_entry_srcu(uc, &s->consumers, cons_node,
+				 srcu_read_lock_held(&uprobes_srcu)) {
+		int rc = 0;
+
+		if (uc->handler) {
+			rc = uc->handler(uc, regs);
+			WARN_ONCE(rc & ~UPROBE_HANDLER_MASK,
+				  "uprobe handler %ps returned %d\n",
+				  uc->handler, rc);
+		}
+		if (uc->ret_handler)
+			need_ret = true;
+		remove &= rc == UPROBE_HANDLER_REMOVE;
+	}
+	srcu_read_unlock(&uprobes_srcu, idx);
+	utask->in_handler = false;
+	utask->auprobe = NULL;
+
+	/* Only when the function is entered as it was probed. */
+	if (need_ret && instruction_pointer(regs) == bp_vaddr)
+		prepare_uretprobe(s, regs, bp_vaddr);
+
+	/* Every consumer asked to leave this process: disarm if the filters agree. */
+	if (remove && !list_empty(&s->consumers)) {
+		struct mm_struct *mm = current->mm;
+		struct vm_area_struct *vma;
+
+		mutex_lock(&s->reg_lock);
+		mmap_write_lock(mm);
+		vma = vma_lookup(mm, bp_vaddr);
+		if (vma_has_site(vma, s, bp_vaddr, false) && !site_wanted(s, mm))
+			disarm_site(s, mm, bp_vaddr);
+		mmap_write_unlock(mm);
+		mutex_unlock(&s->reg_lock);
+	}
+}
+
+static void ret_handler_chain(struct return_instance *ri, struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+	struct uprobe_site *s = ri->site;
+	struct uprobe_consumer *uc;
+	int idx;
+
+	utask->auprobe = &s->arch;
+	utask->in_handler = true;
+	idx = srcu_read_lock(&uprobes_srcu);
+	list_for_each_entry_srcu(uc, &s->consumers, cons_node,
+				 srcu_read_lock_held(&uprobes_srcu))
+		if (uc->ret_handler)
+			uc->ret_handler(uc, ri->func, regs);
+	srcu_read_unlock(&uprobes_srcu, idx);
+	utask->in_handler = false;
+	utask->auprobe = NULL;
+}
+
+/*
+ * A probed function returned to the trampoline; @regs are as right after
+ * its ret, with ip at the trampoline.  Run the return handlers of its
+ * instance (and of the instances chained to it by tail calls) and go back
+ * to the real return address.
+ */
+void uprobe_handle_trampoline(struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+	struct return_instance *ri;
+	bool chained;
+
+	if (!utask)
+		goto bad;
+	/* Drop instances of frames that longjmp() unwound. */
+	while (utask->return_instances &&
+	       !arch_uretprobe_is_alive(utask->return_instances, RP_CHECK_RET,
+					regs))
+		free_ri(utask, utask->return_instances);
+	if (!utask->return_instances)
+		goto bad;
+	do {
+		ri = utask->return_instances;
+		chained = ri->chained;
+		instruction_pointer_set(regs, ri->orig_ret_vaddr);
+		ret_handler_chain(ri, regs);
+		/* A handler may have redirected it: keep what it set. */
+		free_ri(utask, ri);
+	} while (chained && utask->return_instances);
+	return;
+bad:
+	pr_warn_ratelimited("pid %d: return through the trampoline with no return probe pending\n",
+			    current->pid);
+	force_sig(SIGSEGV);
+}
+
+/* Run @s's instruction from a slot: the debug trap brings us back. */
+static int prepare_step(struct uprobe_site *s, struct pt_regs *regs,
+			unsigned long bp_vaddr)
+{
+	struct uprobe_task *utask = current->utask;
+	struct xol_area *area = get_xol_area();
+	u8 buf[MAX_UINSN_BYTES + UPROBE_SWBP_INSN_SIZE];
+	unsigned long slot;
+	int ret;
+
+	if (!area)
+		return -ENOMEM;
+	slot = xol_take_slot(area);
+	if (!slot)
+		return -EINTR;
+	/*
+	 * int3 after the copy: should the step ever not trap, the thread
+	 * stops there instead of running whatever follows.
+	 */
+	memset(buf, UPROBE_SWBP_INSN, sizeof(buf));
+	memcpy(buf, s->arch.ixol, s->arch.len);
+	arch_uprobe_copy_ixol(area->page, slot, buf, sizeof(buf));
+	utask->xol_vaddr = slot;
+	utask->bp_vaddr = bp_vaddr;
+	utask->active = s;
+	ret = arch_uprobe_pre_xol(&s->arch, regs);
+	if (ret) {
+		utask->active = NULL;
+		utask->xol_vaddr = 0;
+		xol_put_slot(area, slot);
+		return ret;
+	}
+	utask->state = UTASK_SSTEP;
+	return 0;
+}
+
+static void handle_swbp(struct pt_regs *regs)
+{
+	unsigned long bp_vaddr = uprobe_get_swbp_addr(regs);
+	struct uprobe_site *s;
+	bool is_bp;
+
+	s = site_at(bp_vaddr, &is_bp);
+	if (!s) {
+		/* Not ours: a breakpoint the program or a debugger set. */
+		if (is_bp)
+			force_sig(SIGTRAP);
+		else	/* ours, but removed meanwhile: run the original */
+			instruction_pointer_set(regs, bp_vaddr);
+		return;
+	}
+	instruction_pointer_set(regs, bp_vaddr);
+	if (!get_utask())
+		goto out;	/* try again */
+
+	handler_chain(s, regs, bp_vaddr);
+	/* A handler sent the thread elsewhere: skip the instruction. */
+	if (instruction_pointer(regs) != bp_vaddr)
+		goto out;
+	if (arch_uprobe_skip_sstep(&s->arch, regs))
+		goto out;
+	if (!prepare_step(s, regs, bp_vaddr))
+		return;	/* the reference goes with utask->active */
+out:
+	put_site(s);
+}
+
+static void handle_singlestep(struct uprobe_task *utask, struct pt_regs *regs)
+{
+	struct uprobe_site *s = utask->active;
+	struct xol_area *area = current->mm->uprobes_state.xol_area;
+	int err = 0;
+
+	if (utask->state == UTASK_SSTEP_ACK) {
+		err = arch_uprobe_post_xol(&s->arch, regs);
+		if (err > 0) {
+			/* Not finished (rep string): step it again. */
+			utask->state = UTASK_SSTEP;
+			return;
+		}
+	} else if (utask->state == UTASK_SSTEP_TRAPPED)
+		arch_uprobe_abort_xol(&s->arch, regs);
+	else
+		WARN_ON_ONCE(1);
+
+	utask->active = NULL;
+	utask->state = UTASK_RUNNING;
+	xol_put_slot(area, utask->xol_vaddr);
+	utask->xol_vaddr = 0;
+	put_site(s);
+
+	/* uprobe_deny_signal() held signals back during the step. */
+	spin_lock_irq(&current->sighand->siglock);
+	recalc_sigpending();
+	spin_unlock_irq(&current->sighand->siglock);
+
+	if (unlikely(err)) {
+		pr_warn_ratelimited("pid %d: cannot finish the step of %#lx\n",
+				    current->pid, utask->bp_vaddr);
+		force_sig(SIGILL);
+	}
+}
+
+/* TIF_UPROBE on the way back to user space. */
+void uprobe_notify_resume(struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+
+	clear_thread_flag(TIF_UPROBE);
+	if (utask && utask->active)
+		handle_singlestep(utask, regs);
+	else
+		handle_swbp(regs);
+}
+
+/*
+ * get_signal() asks before delivering a signal.  During a step, hold
+ * signals back: the handler must not see the slot's address.  A fault of
+ * the copy itself, or a fatal signal, aborts the step instead; the signal
+ * is then delivered at the probed instruction.
+ */
+bool uprobe_deny_signal(void)
+{
+	struct task_struct *t = current;
+	struct uprobe_task *utask = t->utask;
+
+	if (likely(!utask || !utask->active))
+		return false;
+	if (utask->state == UTASK_SSTEP && task_sigpending(t)) {
+		clear_tsk_thread_flag(t, TIF_SIGPENDING);
+		if (__fatal_signal_pending(t) || arch_uprobe_xol_was_trapped(t)) {
+			utask->state = UTASK_SSTEP_TRAPPED;
+			set_tsk_thread_flag(t, TIF_UPROBE);
+		}
+	}
+	return true;
+}
+
+/* ---- debugfs: uprobes/list ------------------------------------------------ */
+
+static const char *arch_how(struct arch_uprobe *a)
+{
+	return a->op == UPX_STEP ? "step" : "emulate";
+}
+
+static int list_show(struct seq_file *m, void *v)
+{
+	struct uprobe_site *s;
+	struct rb_node *n;
+
+	spin_lock(&sites_lock);
+	for (n = rb_first(&sites); n; n = rb_next(n)) {
+		struct uprobe_consumer *uc;
+		int nc = 0, idx;
+
+		s = rb_entry(n, struct uprobe_site, node);
+		/* Writers hold reg_lock, not sites_lock: count under SRCU. */
+		idx = srcu_read_lock(&uprobes_srcu);
+		list_for_each_entry_srcu(uc, &s->consumers, cons_node,
+					 srcu_read_lock_held(&uprobes_srcu))
+			nc++;
+		srcu_read_unlock(&uprobes_srcu, idx);
+		seq_printf(m, "%lu:%#llx consumers=%d %s hits=%ld missed=%ld\n",
+			   s->inode->i_ino, s->offset, nc, arch_how(&s->arch),
+			   atomic_long_read(&s->hits),
+			   atomic_long_read(&s->missed));
+	}
+	spin_unlock(&sites_lock);
+
+	spin_lock_irq(&seed_lock);
+	{
+		struct uprobe_seed *seed;
+
+		list_for_each_entry(seed, &seeds, node)
+			seq_printf(m, "pid %d %#lx %s%s hits=%ld\n",
+				   seed->u->pid, seed->vaddr,
+				   seed->in_irq ? "irq" : "task",
+				   seed->u->ret_handler ? " ret" : "",
+				   atomic_long_read(&seed->hits));
+	}
+	spin_unlock_irq(&seed_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(list);
+
+static int __init uprobes_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("uprobes", NULL);
+
+	debugfs_create_file("list", 0400, dir, NULL, &list_fops);
+	return 0;
+}
+late_initcall(uprobes_debugfs_init);
+
+void __init uprobes_init(void)
+{
+	BUILD_BUG_ON(XOL_SLOTS < 2);
+	WARN_ON(register_die_notifier(&uprobe_die_nb));
+}

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * KUnit suite for our uprobes: instruction analysis (what is accepted and
+ * how it will run, what is refused and with which errno), the rewrite of
+ * RIP-relative operands, each emulated instruction on synthetic registers
+ * (with a user stack from kunit_vm_mmap() where it pushes or pops), and
+ * the registration errors of both APIs on a shmem file.
+ */
+#include <kunit/test.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mman.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/shmem_fs.h>
+#include <linux/uaccess.h>
+#include <linux/uprobes.h>
+
+struct insn_case {
+	const char	*what;
+	u8		bytes[MAX_UINSN_BYTES];
+	int		err;		/* expected errno, 0 when accepted */
+	u8		op;		/* expected enum uprobe_x86_op */
+	u8		len;
+};
+
+static const struct insn_case insn_cases[] = {
+	{ "nop",		{ 0x90 },				0, UPX_NOP, 1 },
+	{ "nop5",		{ 0x0f, 0x1f, 0x44, 0, 0 },		0, UPX_NOP, 5 },
+	{ "nopw",		{ 0x66, 0x0f, 0x1f, 0x44, 0, 0 },	0, UPX_NOP, 6 },
+	{ "endbr64",		{ 0xf3, 0x0f, 0x1e, 0xfa },		0, UPX_NOP, 4 },
+	{ "rdsspq",		{ 0xf3, 0x48, 0x0f, 0x1e, 0xc8 },	0, UPX_STEP, 5 },
+	{ "pause",		{ 0xf3, 0x90 },				0, UPX_STEP, 2 },
+	{ "xchg %eax,%r8d",	{ 0x41, 0x90 },				0, UPX_STEP, 2 },
+	{ "push %rbp",		{ 0x55 },				0, UPX_PUSH, 1 },
+	{ "push %r12",		{ 0x41, 0x54 },				0, UPX_PUSH, 2 },
+	{ "push %bx",		{ 0x66, 0x53 },				0, UPX_STEP, 2 },
+	{ "pushf",		{ 0x9c },				0, UPX_PUSHF, 1 },
+	{ "call rel32",		{ 0xe8, 1, 2, 3, 4 },			0, UPX_CALL, 5 },
+	{ "jmp rel8",		{ 0xeb, 0x10 },				0, UPX_JMP, 2 },
+	{ "jmp rel32",		{ 0xe9, 0, 1, 0, 0 },			0, UPX_JMP, 5 },
+	{ "je rel8",		{ 0x74, 0x05 },				0, UPX_JCC, 2 },
+	{ "jg rel32",		{ 0x0f, 0x8f, 0, 1, 0, 0 },		0, UPX_JCC, 6 },
+	{ "loop",		{ 0xe2, 0xfe },				0, UPX_LOOP, 2 },
+	{ "jrcxz",		{ 0xe3, 0x02 },				0, UPX_LOOP, 2 },
+	{ "ret",		{ 0xc3 },				0, UPX_RET, 1 },
+	{ "ret $16",		{ 0xc2, 0x10, 0x00 },			0, UPX_RET, 3 },
+	{ "call *%rax",		{ 0xff, 0xd0 },				0, UPX_CALL_REG, 2 },
+	{ "jmp *%r11",		{ 0x41, 0xff, 0xe3 },			0, UPX_JMP_REG, 3 },
+	{ "notrack jmp *%rax",	{ 0x3e, 0xff, 0xe0 },			0, UPX_JMP_REG, 3 },
+	{ "call *(%rax)",	{ 0xff, 0x10 },				0, UPX_STEP, 2 },
+	{ "jmp *0x10(%rip)",	{ 0xff, 0x25, 0x10, 0, 0, 0 },		0, UPX_STEP, 6 },
+	{ "mov %rsp,%rbp",	{ 0x48, 0x89, 0xe5 },			0, UPX_STEP, 3 },
+	{ "sub $8,%rsp",	{ 0x48, 0x83, 0xec, 0x08 },		0, UPX_STEP, 4 },
+	{ "lock add",		{ 0xf0, 0x48, 0x01, 0x07 },		0, UPX_STEP, 4 },
+	{ "rep movsb",		{ 0xf3, 0xa4 },				0, UPX_STEP, 2 },
+	{ "vmovdqu",		{ 0xc5, 0xfe, 0x6f, 0x05, 1, 0, 0, 0 },	0, UPX_STEP, 8 },
+	{ "rdtsc",		{ 0x0f, 0x31 },				0, UPX_STEP, 2 },
+	{ "xgetbv",		{ 0x0f, 0x01, 0xd0 },			0, UPX_STEP, 3 },
+	{ "int3",		{ 0xcc },				-ENOTSUPP },
+	{ "int $0x80",		{ 0xcd, 0x80 },				-ENOTSUPP },
+	{ "int1",		{ 0xf1 },				-ENOTSUPP },
+	{ "syscall",		{ 0x0f, 0x05 },				-ENOTSUPP },
+	{ "sysenter",		{ 0x0f, 0x34 },				-ENOTSUPP },
+	{ "ud2",		{ 0x0f, 0x0b },				-ENOTSUPP },
+	{ "hlt",		{ 0xf4 },				-ENOTSUPP },
+	{ "cli",		{ 0xfa },				-ENOTSUPP },
+	{ "in %dx,%al",		{ 0xec },				-ENOTSUPP },
+	{ "iretq",		{ 0x48, 0xcf },				-ENOTSUPP },
+	{ "lret",		{ 0xcb },				-ENOTSUPP },
+	{ "ljmp *(%rax)",	{ 0xff, 0x28 },				-ENOTSUPP },
+	{ "mov %eax,%ss",	{ 0x8e, 0xd0 },				-ENOTSUPP },
+	{ "xbegin",		{ 0xc7, 0xf8, 0, 0, 0, 0 },		-ENOTSUPP },
+	{ "mov %cr0,%rax",	{ 0x0f, 0x20, 0xc0 },			-ENOTSUPP },
+	{ "swapgs",		{ 0x0f, 0x01, 0xf8 },			-ENOTSUPP },
+	{ "jmp rel16",		{ 0x66, 0xe9, 0, 0 },			-ENOTSUPP },
+	{ "pusha (32-bit only)", { 0x60 },				-ENOTSUPP },
+};
+
+static void up_test_analysis(struct kunit *test)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(insn_cases); i++) {
+		const struct insn_case *c = &insn_cases[i];
+		struct arch_uprobe a = {};
+		int ret;
+
+		memcpy(a.insn, c->bytes, MAX_UINSN_BYTES);
+		ret = arch_uprobe_analyze_insn(&a, NULL, 0);
+		KUNIT_EXPECT_EQ_MSG(test, ret, c->err, "%s", c->what);
+		if (ret || c->err)
+			continue;
+		KUNIT_EXPECT_EQ_MSG(test, a.op, c->op, "%s", c->what);
+		KUNIT_EXPECT_EQ_MSG(test, a.len, c->len, "%s", c->what);
+	}
+}
+
+static void up_test_undecodable(struct kunit *test)
+{
+	/* A prefix run longer than any instruction. */
+	struct arch_uprobe a = { .insn = { [0 ... 15] = 0x66 } };
+
+	KUNIT_EXPECT_EQ(test, arch_uprobe_analyze_insn(&a, NULL, 0), -ENOEXEC);
+}
+
+static int slot_of(unsigned long off)
+{
+	return off / sizeof(long);
+}
+
+struct rip_case {
+	const char	*what;
+	u8		bytes[MAX_UINSN_BYTES];
+	u8		ixol[MAX_UINSN_BYTES];
+	unsigned long	scratch;	/* pt_regs offset */
+};
+
+static const struct rip_case rip_cases[] = {
+	/* mov 0x10(%rip),%rax: modrm 05 becomes 86 (disp32(%rsi)). */
+	{ "mov 0x10(%rip),%rax",
+	  { 0x48, 0x8b, 0x05, 0x10, 0, 0, 0 },
+	  { 0x48, 0x8b, 0x86, 0x10, 0, 0, 0 }, offsetof(struct pt_regs, si) },
+	/* The destination is %rsi: %rdi instead. */
+	{ "mov 0x10(%rip),%rsi",
+	  { 0x48, 0x8b, 0x35, 0x10, 0, 0, 0 },
+	  { 0x48, 0x8b, 0xb7, 0x10, 0, 0, 0 }, offsetof(struct pt_regs, di) },
+	/* REX.B must not turn the base into %r14. */
+	{ "mov 0x10(%rip),%r8 with REX.B",
+	  { 0x4d, 0x8b, 0x05, 0x10, 0, 0, 0 },
+	  { 0x4c, 0x8b, 0x86, 0x10, 0, 0, 0 }, offsetof(struct pt_regs, si) },
+	{ "jmp *0x20(%rip)",
+	  { 0xff, 0x25, 0x20, 0, 0, 0 },
+	  { 0xff, 0xa6, 0x20, 0, 0, 0 }, offsetof(struct pt_regs, si) },
+	/* VEX3 with ~B clear (B set) gets ~B set. */
+	{ "vmovdqu 0x8(%rip),%ymm0 (VEX3)",
+	  { 0xc4, 0xc1, 0x7e, 0x6f, 0x05, 8, 0, 0, 0 },
+	  { 0xc4, 0xe1, 0x7e, 0x6f, 0x86, 8, 0, 0, 0 }, offsetof(struct pt_regs, si) },
+};
+
+static void up_test_riprel(struct kunit *test)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(rip_cases); i++) {
+		const struct rip_case *c = &rip_cases[i];
+		struct arch_uprobe a = {};
+
+		memcpy(a.insn, c->bytes, MAX_UINSN_BYTES);
+		KUNIT_ASSERT_EQ_MSG(test, arch_uprobe_analyze_insn(&a, NULL, 0), 0,
+				    "%s", c->what);
+		KUNIT_EXPECT_EQ_MSG(test, a.op, UPX_STEP, "%s", c->what);
+		KUNIT_EXPECT_TRUE_MSG(test, a.fixups & UPX_FIX_SCRATCH, "%s", c->what);
+		KUNIT_EXPECT_EQ_MSG(test, a.scratch, slot_of(c->scratch), "%s", c->what);
+		KUNIT_EXPECT_MEMEQ_MSG(test, a.ixol, c->ixol, a.len, "%s", c->what);
+		/* The file's bytes stay as they were. */
+		KUNIT_EXPECT_MEMEQ_MSG(test, a.insn, c->bytes, a.len, "%s", c->what);
+	}
+}
+
+static void analyse(struct kunit *test, struct arch_uprobe *a, const u8 *b, int n)
+{
+	memset(a, 0, sizeof(*a));
+	memcpy(a->insn, b, n);
+	KUNIT_ASSERT_EQ(test, arch_uprobe_analyze_insn(a, NULL, 0), 0);
+}
+
+#define VADDR	0x400000UL
+
+static void up_test_emulate_branches(struct kunit *test)
+{
+	static const u8 jmp8[] = { 0xeb, 0x10 }, nop5[] = { 0x0f, 0x1f, 0x44, 0, 0 };
+	static const u8 jmpr[] = { 0x41, 0xff, 0xe3 }, loop[] = { 0xe2, 0x20 };
+	struct arch_uprobe a;
+	struct pt_regs regs = { .ip = VADDR };
+
+	analyse(test, &a, nop5, sizeof(nop5));
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, VADDR + 5);
+
+	regs.ip = VADDR;
+	analyse(test, &a, jmp8, sizeof(jmp8));
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, VADDR + 2 + 0x10);
+
+	regs.ip = VADDR;
+	regs.r11 = 0x12345678;
+	analyse(test, &a, jmpr, sizeof(jmpr));
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, 0x12345678UL);
+
+	/* loop: taken while %rcx stays non-zero after the decrement. */
+	analyse(test, &a, loop, sizeof(loop));
+	regs.ip = VADDR;
+	regs.cx = 2;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, VADDR + 2 + 0x20);
+	KUNIT_EXPECT_EQ(test, regs.cx, 1UL);
+	regs.ip = VADDR;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, VADDR + 2);
+	KUNIT_EXPECT_EQ(test, regs.cx, 0UL);
+}
+
+/* Every condition code against flags that make it true and false. */
+static void up_test_emulate_jcc(struct kunit *test)
+{
+	static const struct {
+		u8 cc;
+		unsigned long yes, no;
+	} m[] = {
+		{ 0x0, X86_EFLAGS_OF, 0 },			/* jo */
+		{ 0x1, 0, X86_EFLAGS_OF },			/* jno */
+		{ 0x2, X86_EFLAGS_CF, 0 },			/* jb */
+		{ 0x3, 0, X86_EFLAGS_CF },			/* jae */
+		{ 0x4, X86_EFLAGS_ZF, 0 },			/* je */
+		{ 0x5, 0, X86_EFLAGS_ZF },			/* jne */
+		{ 0x6, X86_EFLAGS_CF, 0 },			/* jbe */
+		{ 0x7, 0, X86_EFLAGS_ZF },			/* ja */
+		{ 0x8, X86_EFLAGS_SF, 0 },			/* js */
+		{ 0x9, 0, X86_EFLAGS_SF },			/* jns */
+		{ 0xa, X86_EFLAGS_PF, 0 },			/* jp */
+		{ 0xb, 0, X86_EFLAGS_PF },			/* jnp */
+		{ 0xc, X86_EFLAGS_SF, 0 },			/* jl */
+		{ 0xd, 0, X86_EFLAGS_SF },			/* jge */
+		{ 0xe, X86_EFLAGS_ZF, 0 },			/* jle */
+		{ 0xf, 0, X86_EFLAGS_ZF },			/* jg */
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(m); i++) {
+		u8 b[] = { 0x70 | m[i].cc, 0x30 };
+		struct arch_uprobe a;
+		struct pt_regs regs = { .ip = VADDR, .flags = m[i].yes };
+
+		analyse(test, &a, b, sizeof(b));
+		KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+		KUNIT_EXPECT_EQ_MSG(test, regs.ip, VADDR + 2 + 0x30, "cc %x taken", m[i].cc);
+		regs.ip = VADDR;
+		regs.flags = m[i].no;
+		KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+		KUNIT_EXPECT_EQ_MSG(test, regs.ip, VADDR + 2, "cc %x not taken", m[i].cc);
+	}
+}
+
+/* call, ret, push and pushf on a user stack of the test's own mm. */
+static void up_test_emulate_stack(struct kunit *test)
+{
+	static const u8 call[] = { 0xe8, 0x00, 0x01, 0, 0 }, ret16[] = { 0xc2, 0x10, 0 };
+	static const u8 push[] = { 0x41, 0x54 }, pushf[] = { 0x9c };
+	static const u8 callr[] = { 0xff, 0xd4 };	/* call *%rsp */
+	unsigned long stack, top, val;
+	struct arch_uprobe a;
+	struct pt_regs regs = {};
+
+	stack = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE_MSG(test, stack, 0UL, "no user stack");
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(stack));
+	top = stack + PAGE_SIZE / 2;
+
+	analyse(test, &a, call, sizeof(call));
+	regs.ip = VADDR;
+	regs.sp = top;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, VADDR + 5 + 0x100);
+	KUNIT_EXPECT_EQ(test, regs.sp, top - 8);
+	KUNIT_EXPECT_EQ(test, get_user(val, (unsigned long __user *)regs.sp), 0);
+	KUNIT_EXPECT_EQ(test, val, VADDR + 5);
+
+	analyse(test, &a, ret16, sizeof(ret16));
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, VADDR + 5);
+	KUNIT_EXPECT_EQ(test, regs.sp, top + 0x10);
+
+	analyse(test, &a, push, sizeof(push));
+	regs.ip = VADDR;
+	regs.sp = top;
+	regs.r12 = 0xfeedface;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, VADDR + 2);
+	KUNIT_EXPECT_EQ(test, regs.sp, top - 8);
+	KUNIT_EXPECT_EQ(test, get_user(val, (unsigned long __user *)regs.sp), 0);
+	KUNIT_EXPECT_EQ(test, val, 0xfeedfaceUL);
+
+	/* pushf stores the flags without RF. */
+	analyse(test, &a, pushf, sizeof(pushf));
+	regs.ip = VADDR;
+	regs.sp = top;
+	regs.flags = X86_EFLAGS_ZF | X86_EFLAGS_RF | X86_EFLAGS_FIXED;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, get_user(val, (unsigned long __user *)regs.sp), 0);
+	KUNIT_EXPECT_EQ(test, val, (unsigned long)(X86_EFLAGS_ZF | X86_EFLAGS_FIXED));
+
+	/* call *%rsp jumps to the old %rsp. */
+	analyse(test, &a, callr, sizeof(callr));
+	regs.ip = VADDR;
+	regs.sp = top;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, top);
+	KUNIT_EXPECT_EQ(test, regs.sp, top - 8);
+}
+
+/* ---- registration ---------------------------------------------------------- */
+
+static int dummy_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
+{
+	return 0;
+}
+
+static struct file *code_file(struct kunit *test)
+{
+	/* nop; int3; syscall; mov %rsp,%rbp; ret */
+	static const u8 code[] = { 0x90, 0xcc, 0x0f, 0x05, 0x48, 0x89, 0xe5, 0xc3 };
+	struct file *f = shmem_file_setup("uprobes_kunit", PAGE_SIZE, 0);
+	loff_t pos = 0;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(f));
+	KUNIT_ASSERT_EQ(test, kernel_write(f, code, sizeof(code), &pos),
+			(ssize_t)sizeof(code));
+	return f;
+}
+
+static void up_test_register_errors(struct kunit *test)
+{
+	struct uprobe_consumer uc = { .handler = dummy_handler }, none = {};
+	struct uprobe_consumer other = { .handler = dummy_handler };
+	struct file *f = code_file(test);
+	struct inode *inode = file_inode(f);
+	struct uprobe *u;
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uprobe_register(inode, 0, 0, &none)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uprobe_register(inode, 1, 0, &uc)), -ENOTSUPP);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uprobe_register(inode, 2, 0, &uc)), -ENOTSUPP);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uprobe_register(inode, 2 * PAGE_SIZE, 0, &uc)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uprobe_register(inode, 0, 3, &uc)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uprobe_register(inode, 0, -2, &uc)), -EINVAL);
+
+	u = uprobe_register(inode, 4, 0x100, &uc);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(u));
+	/* One semaphore per probe. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uprobe_register(inode, 4, 0x200, &other)), -EINVAL);
+	/* Not a consumer of it. */
+	KUNIT_EXPECT_EQ(test, uprobe_apply(u, &other, true), -ENOENT);
+	KUNIT_EXPECT_EQ(test, uprobe_apply(u, &uc, true), 0);
+	/* A second consumer on the same instruction gets the same probe. */
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_register(inode, 4, 0x100, &other), u);
+	uprobe_unregister_nosync(u, &other);
+	uprobe_unregister_nosync(u, &uc);
+	uprobe_unregister_sync();
+	fput(f);
+}
+
+static void seed_handler(struct uprobe *u, struct pt_regs *regs)
+{
+}
+
+static void up_test_seed_errors(struct kunit *test)
+{
+	struct uprobe u = { .pid = 1, .vaddr = 0x1000 };
+
+	/* No handler. */
+	KUNIT_EXPECT_EQ(test, register_uprobe(&u), -EINVAL);
+	KUNIT_EXPECT_EQ(test, register_uprobe(NULL), -EINVAL);
+	u.handler = seed_handler;
+	/* No such process. */
+	u.pid = PID_MAX_LIMIT + 1;
+	KUNIT_EXPECT_EQ(test, register_uprobe(&u), -ESRCH);
+	/* A kernel thread: ourselves. */
+	u.pid = task_pid_nr(current);
+	KUNIT_EXPECT_EQ(test, register_uprobe(&u), -EINVAL);
+	/* Never registered: a no-op. */
+	unregister_uprobe(&u);
+}
+
+static struct kunit_case uprobes_cases[] = {
+	KUNIT_CASE(up_test_analysis),
+	KUNIT_CASE(up_test_undecodable),
+	KUNIT_CASE(up_test_riprel),
+	KUNIT_CASE(up_test_emulate_branches),
+	KUNIT_CASE(up_test_emulate_jcc),
+	KUNIT_CASE(up_test_emulate_stack),
+	KUNIT_CASE(up_test_register_errors),
+	KUNIT_CASE(up_test_seed_errors),
+	{}
+};
+
+static struct kunit_suite uprobes_suite = {
+	.name = "uprobes",
+	.test_cases = uprobes_cases,
+};
+kunit_test_suites(&uprobes_suite);
+
+MODULE_DESCRIPTION("KUnit tests for our uprobes");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,189 @@
+#!/bin/sh
+# Uprobes through uprobe_events (kernel/trace/trace_uprobe.c, unmodified) on
+# /kptest/bin/uprobe_target (tools/testing/kprobes/uprobe/uprobe_target.c):
+#  - one probe on each instruction class of its cases (nops, endbr64, push,
+#    pushf, call, jmp, jcc, ret, RIP-relative loads, stores and lea, plain,
+#    rep movsb, indirect call and jmp through a register and through
+#    memory, loop, sub/add %rsp): every case records the same registers,
+#    flags and red zone with the probes as without, and each probe fires
+#    exactly once per run of its case;
+#  - a fault in a stepped copy (divide by zero, NULL load) is reported at
+#    the probed address, in siginfo and in the ucontext;
+#  - 32 threads hit one probe, and the count is exact;
+#  - a SIGALRM storm while stepped copies run: no signal handler sees an
+#    address in the XOL area, and no hit is lost;
+#  - return probes through recursion and through longjmp();
+#  - a USDT semaphore (ref_ctr_offset) counts the armed probe, also when
+#    its data mapping appears after the text's;
+#  - a second mapping of the probed file gets the probe, also after mremap;
+#  - debugfs uprobes/list shows the probes, how they run and their hits;
+#  - bad probe definitions are refused and leave the kernel log quiet.
+. /kptest/lib.sh
+
+T=/sys/kernel/tracing
+prog=/kptest/bin/uprobe_target
+need "$T/uprobe_events"
+need "$prog"
+
+ev_clear() {
+	echo 0 > "$T/events/enable" 2>/dev/null
+	echo > "$T/uprobe_events"
+	echo > "$T/trace"
+}
+ev_clear
+"$prog" offsets > "$KP_TMP/offsets"
+
+# hits EVENT: lines of EVENT in the trace.
+hits() {
+	grep -c " $1:" "$T/trace"
+}
+
+"$prog" run 1 > "$KP_TMP/base" || notok "uprobe_target runs without probes"
+n=0
+bad_def=
+while read -r name off; do
+	case "$name" in fault_*|rec|ljfunc|ljdeep|usdt_sem) continue ;; esac
+	echo "p:up_$name $prog:$off" >> "$T/uprobe_events" || bad_def="$bad_def $name"
+	n=$((n + 1))
+done < "$KP_TMP/offsets"
+check "uprobe_events takes a probe on each of the $n instruction classes${bad_def:+ (refused:$bad_def)}" \
+	[ -z "$bad_def" ]
+echo 1 > "$T/events/uprobes/enable"
+"$prog" run 5 > "$KP_TMP/probed"
+rc=$?
+L=/sys/kernel/debug/uprobes/list
+cp "$L" "$KP_TMP/list"
+echo 0 > "$T/events/uprobes/enable"
+nl=$(grep -c ' consumers=1 .* hits=[1-9]' "$KP_TMP/list")
+check "debugfs uprobes/list: $n probes with hits (got $nl), emulated and stepped ones" \
+	eval '[ "$nl" = "$n" ] && grep -q " emulate " "$KP_TMP/list" && grep -q " step " "$KP_TMP/list"'
+check "uprobe_target's cases give the same results five times in a row with the probes" [ $rc = 0 ]
+while read -r name sig; do
+	got=$(awk -v n="$name" '$1 == n { print $2 }' "$KP_TMP/probed")
+	# Case ret_fn runs case ret again: both probes fire in both cases.
+	want=5
+	case "$name" in ret|ret_fn) want=10 ;; esac
+	h=$(hits "up_$name")
+	if [ "$got" = "$sig" ] && [ "$h" = "$want" ]; then
+		ok "probe on case $name: registers, flags and red zone unchanged, $h hits"
+	else
+		notok "probe on case $name: registers, flags and red zone unchanged ($sig, probed $got), $want hits (got $h)"
+	fi
+done < "$KP_TMP/base"
+ev_clear
+
+# Faults in the stepped copy.
+for f in fault_div fault_load; do
+	off=$(awk -v n="$f" '$1 == n { print $2 }' "$KP_TMP/offsets")
+	echo "p:up_$f $prog:$off" >> "$T/uprobe_events"
+done
+echo 1 > "$T/events/uprobes/enable"
+"$prog" fault > "$KP_TMP/fault"
+echo 0 > "$T/events/uprobes/enable"
+diag_file "$KP_TMP/fault" "uprobe_target fault"
+check "SIGFPE of a probed div: ip and si_addr at the probed instruction" \
+	grep -q "^div sig=8 ip_ok=1 addr_ok=1" "$KP_TMP/fault"
+check "SIGSEGV of a probed NULL load: ip at the probed instruction" \
+	grep -q "^load sig=11 ip_ok=1 addr_ok=1" "$KP_TMP/fault"
+check "the probes on the faulting instructions fired" \
+	eval '[ "$(hits up_fault_div)" -ge 1 ] && [ "$(hits up_fault_load)" -ge 1 ]'
+ev_clear
+
+# 32 threads on one probe: exact count.
+off=$(awk '$1 == "nop" { print $2 }' "$KP_TMP/offsets")
+echo "p:up_thr $prog:$off" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+"$prog" threads 32 200
+echo 0 > "$T/events/uprobes/enable"
+h=$(hits up_thr)
+check "32 threads x 200 calls through one probe: 6400 hits (got $h)" [ "$h" = 6400 ]
+ev_clear
+
+# Signals while stepping: never delivered with ip in the XOL area.
+off=$(awk '$1 == "rip_load" { print $2 }' "$KP_TMP/offsets")
+echo "p:up_sig $prog:$off" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+out=$("$prog" signals rip_load 20000)
+echo 0 > "$T/events/uprobes/enable"
+h=$(hits up_sig)
+sig=$(echo "$out" | awk '{ print $2 }')
+check "SIGALRM storm over a stepped probe: $sig signals, none seen inside [uprobes] ($out)" \
+	eval '[ -n "$sig" ] && [ "$sig" -gt 0 ] && [ "$(echo "$out" | awk '\''{ print $4 }'\'')" = 0 ]'
+check "SIGALRM storm: 20000 hits (got $h)" [ "$h" = 20000 ]
+ev_clear
+
+# Return probes through recursion and longjmp.
+rec=$(awk '$1 == "rec" { print $2 }' "$KP_TMP/offsets")
+echo "p:up_rec $prog:$rec" >> "$T/uprobe_events"
+echo "r:up_recret $prog:$rec" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+out=$("$prog" recurse 20)
+echo 0 > "$T/events/uprobes/enable"
+check "recursion 21 deep under a return probe returns right ($out)" [ "$out" = "rec 20" ]
+check "21 entries and 21 returns of rec() (got $(hits up_rec), $(hits up_recret))" \
+	eval '[ "$(hits up_rec)" = 21 ] && [ "$(hits up_recret)" = 21 ]'
+ev_clear
+echo "r:up_recret $prog:$rec" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+out=$("$prog" recurse 100)
+echo 0 > "$T/events/uprobes/enable"
+check "recursion deeper than 64 return probes still returns right ($out)" [ "$out" = "rec 100" ]
+check "at least 64 returns of rec() seen (got $(hits up_recret))" [ "$(hits up_recret)" -ge 64 ]
+ev_clear
+lj=$(awk '$1 == "ljfunc" { print $2 }' "$KP_TMP/offsets")
+ljd=$(awk '$1 == "ljdeep" { print $2 }' "$KP_TMP/offsets")
+echo "r:up_ljret $prog:$lj" >> "$T/uprobe_events"
+echo "r:up_ljdret $prog:$ljd" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+out=$("$prog" longjmp 100)
+rc=$?
+echo 0 > "$T/events/uprobes/enable"
+check "100 longjmp()s out of return-probed functions ($out, status $rc)" [ "$out" = "longjmp 100" ]
+check "no return reported for the functions longjmp() left (got $(hits up_ljret), $(hits up_ljdret))" \
+	eval '[ "$(hits up_ljret)" = 0 ] && [ "$(hits up_ljdret)" = 0 ]'
+ev_clear
+
+# A USDT semaphore: 1 in a process started while the probe is on, 0 after.
+nop=$(awk '$1 == "nop" { print $2 }' "$KP_TMP/offsets")
+sem=$(awk '$1 == "usdt_sem" { print $2 }' "$KP_TMP/offsets")
+echo "p:up_sem $prog:$nop($sem)" >> "$T/uprobe_events"
+check "uprobe_target without the probe: semaphore 0" [ "$("$prog" sem)" = "sem 0" ]
+echo 1 > "$T/events/uprobes/up_sem/enable"
+out=$("$prog" sem)
+check "uprobe_target with the probe on: semaphore 1 ($out)" [ "$out" = "sem 1" ]
+echo 0 > "$T/events/uprobes/up_sem/enable"
+out=$("$prog" sem)
+check "uprobe_target with the probe off again: semaphore 0 ($out)" [ "$out" = "sem 0" ]
+ev_clear
+
+# The probed page mapped again by hand, then moved with mremap.
+rf=$(awk '$1 == "ret_fn" { print $2 }' "$KP_TMP/offsets")
+echo "p:up_remap $prog:$rf" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+out=$("$prog" remap 20)
+echo 0 > "$T/events/uprobes/enable"
+h=$(hits up_remap)
+check "a new mapping of the probed page, then mremap: 40 hits ($out, got $h)" \
+	eval '[ "$out" = "remap ok" ] && [ "$h" = 40 ]'
+ev_clear
+
+# Bad definitions: refused with an error, nothing in the kernel log.
+kmark
+for def in "p:bad1 /nonexistent:0x10" "p:bad2 /sys:0x10" "p:bad3 $prog:0x7fffffff" \
+	   "p:bad4 $prog:0x10(0x3)" "p:bad5 /proc/self/maps:0x0"; do
+	if echo "$def" >> "$T/uprobe_events" 2>/dev/null; then
+		# Some are only refused when enabled (the offset past the end).
+		ename=${def%% *}; ename=${ename#p:}
+		if [ -d "$T/events/uprobes/$ename" ] &&
+		   echo 1 > "$T/events/uprobes/$ename/enable" 2>/dev/null; then
+			notok "'$def' is refused"
+		else
+			ok "'$def' is refused when enabled"
+		fi
+	else
+		ok "'$def' is refused"
+	fi
+done
+ev_clear
+check_klog
+exit 0

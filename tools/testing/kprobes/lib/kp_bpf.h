@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the static BPF guest programs (bpf/kprobe_bpf.c, uprobe/uprobe_pmu.c)
+ * share: the bpf() system call and the one-element array map their
+ * programs record into.
+ */
+#ifndef KP_BPF_H
+#define KP_BPF_H
+
+#include <linux/bpf.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Map element 0, as the programs write it. */
+struct seen {
+	uint64_t count;		/* runs */
+	uint64_t func_ip;	/* bpf_get_func_ip() */
+	uint64_t ax;		/* regs->ax */
+};
+
+static inline long sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
+}
+
+static inline int create_map(void)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = sizeof(uint32_t);
+	attr.value_size = sizeof(struct seen);
+	attr.max_entries = 1;
+	return sys_bpf(BPF_MAP_CREATE, &attr);
+}
+
+/* Element 0 of the map, or all ones when it cannot be read. */
+static inline struct seen read_map(int map_fd)
+{
+	struct seen v;
+	uint32_t key = 0;
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_fd = map_fd;
+	attr.key = (uint64_t)(uintptr_t)&key;
+	attr.value = (uint64_t)(uintptr_t)&v;
+	if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr))
+		memset(&v, 0xff, sizeof(v));
+	return v;
+}
+
+#endif /* KP_BPF_H */

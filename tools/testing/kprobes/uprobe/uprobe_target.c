@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A static program to put uprobes on.  Each "case" is a small assembly
+ * routine that sets every register, the flags and the 128-byte red zone
+ * to known values, runs one instruction of some class at the global label
+ * probe_<case>, and records the registers, flags and red zone afterwards.
+ * A probe on that label must not change what is recorded, so nothing
+ * recorded may depend on where the stack is (ASLR): sub_rsp sets the flags
+ * again after its arithmetic on %rsp.
+ *
+ *   uprobe_target offsets        "<case> <file offset of probe_<case>>"
+ *   uprobe_target run [N]        run each case N times, print a signature
+ *                                 of its results: "<case> <hex>"
+ *   uprobe_target loop CASE SEC  run CASE every millisecond for SEC seconds
+ *   uprobe_target threads T N    T threads run case nop N times each
+ *   uprobe_target fault          divide by zero and NULL load at probed
+ *                                 addresses: where the signal says they were
+ *   uprobe_target recurse D      call the recursive function rec() to depth D
+ *   uprobe_target longjmp N      N times: leave ljfunc() by longjmp
+ *   uprobe_target signals CASE N run CASE N times under a SIGALRM storm;
+ *                                 "signals S in_xol X": no handler may see
+ *                                 an ip in the [uprobes] area (X == 0)
+ *   uprobe_target remap N        map the page of ret_fn from our own file
+ *                                 again, call ret_fn there N times, mremap
+ *                                 it elsewhere, N calls more, munmap
+ *   uprobe_target sem            print the USDT semaphore usdt_sem
+ *   uprobe_target forkloop CASE SEC   like loop, but after 2 s a child runs
+ *                                 CASE 100 times, then the parent does;
+ *                                 "done" when both are through
+ *   uprobe_target execloop CASE SEC   like loop, but after 2 s it runs CASE
+ *                                 50 times and execs "loop CASE SEC"
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ucontext.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define KP_TAP_WHAT "uprobe_target"
+#include "../lib/kp_user.h"
+
+struct snap {
+	unsigned long gpr[16];	/* rax..r15, rsp as a delta */
+	unsigned long flags;
+	unsigned long redzone[16];
+};
+
+struct snap snap_out;
+unsigned long rip_var = 0x1122334455667788UL;
+unsigned long rip_store;
+char rep_src[16] = "abcdefghijklmno";
+char rep_dst[16];
+unsigned long saved_rsp;
+/* A USDT semaphore: in .data, so that it lives in a file-backed mapping. */
+volatile unsigned short usdt_sem __attribute__((section(".data")));
+
+/*
+ * CASE name, pre, body: pre runs before the probed label (with the known
+ * register values loaded), body starts at probe_<name>.  Flags start as
+ * CF|PF|AF|ZF|SF|OF.
+ */
+asm(
+"	.text\n"
+"	.macro SAVE_OUT\n"
+"	mov %rax, snap_out+0(%rip)\n"
+"	mov %rcx, snap_out+8(%rip)\n"
+"	mov %rdx, snap_out+16(%rip)\n"
+"	mov %rbx, snap_out+24(%rip)\n"
+"	mov %rsp, snap_out+32(%rip)\n"
+"	mov %rbp, snap_out+40(%rip)\n"
+"	mov %rsi, snap_out+48(%rip)\n"
+"	mov %rdi, snap_out+56(%rip)\n"
+"	mov %r8, snap_out+64(%rip)\n"
+"	mov %r9, snap_out+72(%rip)\n"
+"	mov %r10, snap_out+80(%rip)\n"
+"	mov %r11, snap_out+88(%rip)\n"
+"	mov %r12, snap_out+96(%rip)\n"
+"	mov %r13, snap_out+104(%rip)\n"
+"	mov %r14, snap_out+112(%rip)\n"
+"	mov %r15, snap_out+120(%rip)\n"
+"	.irp i, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16\n"
+"	mov -8*\\i(%rsp), %rax\n"
+"	mov %rax, snap_out+136+8*(\\i-1)(%rip)\n"
+"	.endr\n"
+"	pushfq\n"
+"	popq snap_out+128(%rip)\n"
+"	.endm\n"
+"	.macro CASE name, pre, body\n"
+"	.globl case_\\name\n"
+"	.type case_\\name, @function\n"
+"case_\\name:\n"
+"	push %rbx\n push %rbp\n push %r12\n push %r13\n push %r14\n push %r15\n"
+"	mov %rsp, saved_rsp(%rip)\n"
+"	pushq $0x8d5\n"
+"	popfq\n"
+"	mov $0x5a5a5a5a5a5a5a5a, %rax\n"
+"	.irp i, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16\n"
+"	mov %rax, -8*\\i(%rsp)\n"
+"	.endr\n"
+"	mov $0x1010, %rax\n mov $3, %rcx\n mov $0x3030, %rdx\n mov $0x4040, %rbx\n"
+"	mov $0x6060, %rbp\n mov $0x7070, %rsi\n mov $0x8080, %rdi\n"
+"	mov $0x9090, %r8\n mov $0xa0a0, %r9\n mov $0xb0b0, %r10\n mov $0xc0c0, %r11\n"
+"	mov $0xd0d0, %r12\n mov $0xe0e0, %r13\n mov $0xf0f0, %r14\n mov $0x1111, %r15\n"
+"	\\pre\n"
+"	.globl probe_\\name\n"
+"probe_\\name:\n"
+"	\\body\n"
+"	SAVE_OUT\n"
+"	pop %r15\n pop %r14\n pop %r13\n pop %r12\n pop %rbp\n pop %rbx\n"
+"	ret\n"
+"	.size case_\\name, .-case_\\name\n"
+"	.endm\n"
+
+"	CASE nop, \"\", \"nop\"\n"
+"	CASE nop5, \"\", \".byte 0x0f,0x1f,0x44,0x00,0x00\"\n"
+"	CASE endbr, \"\", \"endbr64\"\n"
+"	CASE push, \"\", \"push %rbx; pop %r8\"\n"
+"	CASE push_r12, \"\", \"push %r12; pop %r9\"\n"
+"	CASE pushf, \"\", \"pushfq; pop %r10\"\n"
+"	CASE call, \"\", \"call 1f; 1: pop %r11\"\n"
+"	CASE jmp, \"\", \"jmp 1f; mov $0xbad, %rax; 1:\"\n"
+"	CASE jcc_taken, \"\", \"je 1f; mov $0xbad, %rax; 1:\"\n"
+"	CASE jcc_not, \"\", \"jne 1f; mov $0x600d, %rdx; 1:\"\n"
+"	CASE ret, \"\", \"call ret_fn\"\n"
+"	CASE rip_load, \"\", \"mov rip_var(%rip), %rsi\"\n"
+"	CASE rip_load_rdi, \"\", \"mov rip_var(%rip), %rdi\"\n"
+"	CASE rip_add, \"\", \"add rip_var(%rip), %rbx\"\n"
+"	CASE rip_store, \"\", \"mov %rcx, rip_store(%rip)\"\n"
+"	CASE rip_lea, \"\", \"lea probe_rip_lea(%rip), %r13\"\n"
+"	CASE plain, \"\", \"add %rcx, %rdx\"\n"
+"	CASE xchg, \"\", \"xchg %rax, %rbx\"\n"
+"	CASE rep_movsb, \"lea rep_src(%rip), %rsi; lea rep_dst(%rip), %rdi; mov $9, %rcx\", \"rep movsb\"\n"
+"	CASE call_reg, \"lea 1f(%rip), %rax\", \"call *%rax; 1: pop %r11\"\n"
+"	CASE jmp_mem, \"\", \"jmp *jt_target(%rip); mov $0xbad, %rax; jt_label: nop\"\n"
+"	CASE call_mem, \"\", \"call *ct_target(%rip); ct_label: nop\"\n"
+"	CASE loop, \"\", \"loop 1f; 1: nop\"\n"
+"	CASE sub_rsp, \"\", \"sub $64, %rsp; add $64, %rsp; pushq $0x8d5; popfq\"\n"
+"	.type ret_fn, @function\n"
+"	.globl probe_ret_fn\n"
+"ret_fn:\n"
+"probe_ret_fn:\n"
+"	ret\n"
+"	.globl ct_fn\n"
+"ct_fn:\n"
+"	pop %r11\n"
+"	push %r11\n"
+"	ret\n"
+"	.data\n"
+"jt_target: .quad jt_label\n"
+"ct_target: .quad ct_fn\n"
+"	.text\n"
+);
+
+#define CASES(X) X(nop) X(nop5) X(endbr) X(push) X(push_r12) X(pushf) \
+	X(call) X(jmp) X(jcc_taken) X(jcc_not) X(ret) X(ret_fn) X(rip_load) \
+	X(rip_load_rdi) X(rip_add) X(rip_store) X(rip_lea) X(plain) X(xchg) \
+	X(rep_movsb) X(call_reg) X(jmp_mem) X(call_mem) X(loop) X(sub_rsp)
+
+#define DECL(n) extern char probe_##n[]; void case_##n(void);
+CASES(DECL)
+void case_ret_fn(void) { case_ret(); }
+
+struct tcase {
+	const char *name;
+	void (*fn)(void);
+	void *probe;
+};
+
+#define ENTRY(n) { #n, case_##n, probe_##n },
+static const struct tcase cases[] = { CASES(ENTRY) };
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+static unsigned long signature(void)
+{
+	unsigned long h = 1469598037UL, *w = (unsigned long *)&snap_out;
+	unsigned int i;
+
+	snap_out.gpr[4] -= saved_rsp;	/* rsp: only where it is relative */
+	for (i = 0; i < sizeof(snap_out) / sizeof(long); i++)
+		h = (h ^ w[i]) * 1099511628211UL;
+	h ^= rip_store * 3 + rep_dst[0] + rep_dst[8] * 7;
+	return h;
+}
+
+static int run(int n)
+{
+	unsigned int i, j, bad = 0;
+
+	for (i = 0; i < NCASES; i++) {
+		unsigned long sig = 0;
+
+		for (j = 0; j < (unsigned int)n; j++) {
+			unsigned long s;
+
+			rip_store = 0;
+			memset(rep_dst, 0, sizeof(rep_dst));
+			memset(&snap_out, 0, sizeof(snap_out));
+			cases[i].fn();
+			/* The red zone goes into the signature: pushes write it. */
+			s = signature();
+			if (j && s != sig)
+				bad++;
+			sig = s;
+		}
+		printf("%s %lx\n", cases[i].name, sig);
+	}
+	return bad ? 1 : 0;
+}
+
+static void *thread_fn(void *arg)
+{
+	long n = (long)arg;
+
+	while (n--)
+		case_nop();
+	return NULL;
+}
+
+static int threads(int t, long n)
+{
+	pthread_t tid[64];
+	int i;
+
+	if (t > 64)
+		t = 64;
+	for (i = 0; i < t; i++)
+		pthread_create(&tid[i], NULL, thread_fn, (void *)n);
+	for (i = 0; i < t; i++)
+		pthread_join(tid[i], NULL);
+	return 0;
+}
+
+/* Faulting instructions with their own probe labels. */
+asm(
+"	.text\n"
+"	.globl fault_div, probe_fault_div, probe_fault_load\n"
+"fault_div:\n"
+"	xor %edx, %edx\n"
+"	mov $7, %eax\n"
+"	xor %ecx, %ecx\n"
+"probe_fault_div:\n"
+"	div %ecx\n"
+"	ret\n"
+"	.globl fault_load\n"
+"fault_load:\n"
+"	xor %eax, %eax\n"
+"probe_fault_load:\n"
+"	mov (%rax), %rax\n"
+"	ret\n"
+);
+extern char probe_fault_div[], probe_fault_load[];
+void fault_div(void);
+void fault_load(void);
+
+#define MAX_RIPS	65536
+static unsigned long alarm_rip[MAX_RIPS];
+static volatile unsigned int nalarm;
+
+static void on_alarm(int sig, siginfo_t *si, void *uc)
+{
+	unsigned int n = nalarm;
+
+	if (n < MAX_RIPS)
+		alarm_rip[n] = ((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	nalarm = n + 1;
+}
+
+/* Run @c @n times while SIGALRM comes every 50 us. */
+static int signals(const struct tcase *c, long n)
+{
+	struct sigaction sa = { .sa_sigaction = on_alarm, .sa_flags = SA_SIGINFO | SA_RESTART };
+	struct itimerval it = { { 0, 50 }, { 0, 50 } }, off = { 0 };
+	unsigned long start = 0, end = 0, a, b;
+	unsigned int i, in_xol = 0;
+	char line[512];
+	FILE *f;
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	while (n--)
+		c->fn();
+	setitimer(ITIMER_REAL, &off, NULL);
+	f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[uprobes]") && sscanf(line, "%lx-%lx", &a, &b) == 2) {
+			start = a;
+			end = b;
+		}
+	if (f)
+		fclose(f);
+	for (i = 0; i < nalarm && i < MAX_RIPS; i++)
+		if (alarm_rip[i] >= start && alarm_rip[i] < end)
+			in_xol++;
+	printf("signals %u in_xol %u\n", nalarm, in_xol);
+	return 0;
+}
+
+static sigjmp_buf fault_jb;
+static volatile unsigned long fault_ip, fault_addr;
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	fault_ip = ((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	fault_addr = (unsigned long)si->si_addr;
+	siglongjmp(fault_jb, sig);
+}
+
+static int fault(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_fault, .sa_flags = SA_SIGINFO };
+	int sig;
+
+	sigaction(SIGFPE, &sa, NULL);
+	sigaction(SIGSEGV, &sa, NULL);
+	sig = sigsetjmp(fault_jb, 1);
+	if (!sig)
+		fault_div();
+	printf("div sig=%d ip_ok=%d addr_ok=%d\n", sig,
+	       fault_ip == (unsigned long)probe_fault_div,
+	       fault_addr == (unsigned long)probe_fault_div);
+	sig = sigsetjmp(fault_jb, 1);
+	if (!sig)
+		fault_load();
+	printf("load sig=%d ip_ok=%d addr_ok=%d\n", sig,
+	       fault_ip == (unsigned long)probe_fault_load, fault_addr == 0);
+	return 0;
+}
+
+__attribute__((noinline)) int rec(int d)
+{
+	int r;
+
+	asm volatile("" ::: "memory");
+	if (d <= 0)
+		return 0;
+	r = rec(d - 1);
+	/* Opaque to the compiler: no turning the recursion into a loop. */
+	asm volatile("" : "+r" (r));
+	return r + 1;
+}
+
+static jmp_buf lj;
+static volatile int lj_go = 1;
+
+__attribute__((noinline)) void ljdeep(int d)
+{
+	asm volatile("" ::: "memory");
+	if (d > 0)
+		ljdeep(d - 1);
+	if (lj_go)
+		longjmp(lj, 1);
+}
+
+__attribute__((noinline)) int ljfunc(int d)
+{
+	asm volatile("" ::: "memory");
+	ljdeep(d);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int i;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		return 2;
+	if (!strcmp(argv[1], "offsets")) {
+		for (i = 0; i < NCASES; i++)
+			printf("%s %#lx\n", cases[i].name, self_file_offset(cases[i].probe));
+		printf("fault_div %#lx\n", self_file_offset(probe_fault_div));
+		printf("fault_load %#lx\n", self_file_offset(probe_fault_load));
+		printf("rec %#lx\n", self_file_offset((void *)rec));
+		printf("ljfunc %#lx\n", self_file_offset((void *)ljfunc));
+		printf("ljdeep %#lx\n", self_file_offset((void *)ljdeep));
+		printf("usdt_sem %#lx\n", self_file_offset((void *)&usdt_sem));
+		return 0;
+	}
+	if (!strcmp(argv[1], "addr") && argc > 2) {
+		for (i = 0; i < NCASES; i++)
+			if (!strcmp(cases[i].name, argv[2]))
+				printf("%#lx\n", (unsigned long)cases[i].probe);
+		return 0;
+	}
+	if (!strcmp(argv[1], "run"))
+		return run(argc > 2 ? atoi(argv[2]) : 1);
+	if (!strcmp(argv[1], "loop") && argc > 3) {
+		time_t end = time(NULL) + atoi(argv[3]);
+		struct timespec ms = { 0, 1000000 };
+
+		for (i = 0; i < NCASES; i++)
+			if (!strcmp(cases[i].name, argv[2]))
+				break;
+		if (i == NCASES)
+			return 2;
+		printf("pid %d addr %#lx\n", getpid(), (unsigned long)cases[i].probe);
+		while (time(NULL) < end) {
+			cases[i].fn();
+			nanosleep(&ms, NULL);
+		}
+		return 0;
+	}
+	if (!strcmp(argv[1], "signals") && argc > 3) {
+		for (i = 0; i < NCASES; i++)
+			if (!strcmp(cases[i].name, argv[2]))
+				return signals(&cases[i], atol(argv[3]));
+		return 2;
+	}
+	if (!strcmp(argv[1], "remap") && argc > 2) {
+		unsigned long off = self_file_offset(probe_ret_fn);
+		unsigned long pg = off & ~4095UL;
+		int fd = open("/proc/self/exe", O_RDONLY), n = atoi(argv[2]);
+		char *m, *m2;
+		void (*fn)(void);
+
+		m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, pg);
+		if (fd < 0 || m == MAP_FAILED)
+			return 3;
+		/* ret_fn is a lone ret: it runs from any address. */
+		fn = (void (*)(void))(m + (off - pg));
+		for (i = 0; i < (unsigned int)n; i++)
+			fn();
+		m2 = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		m2 = mremap(m, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED, m2 + 4096);
+		if (m2 == MAP_FAILED)
+			return 4;
+		fn = (void (*)(void))(m2 + (off - pg));
+		for (i = 0; i < (unsigned int)n; i++)
+			fn();
+		munmap(m2, 4096);
+		close(fd);
+		printf("remap ok\n");
+		return 0;
+	}
+	if (!strcmp(argv[1], "sem")) {
+		printf("sem %d\n", usdt_sem);
+		return 0;
+	}
+	if ((!strcmp(argv[1], "forkloop") || !strcmp(argv[1], "execloop")) &&
+	    argc > 3) {
+		const struct tcase *c = NULL;
+		pid_t child;
+
+		for (i = 0; i < NCASES; i++)
+			if (!strcmp(cases[i].name, argv[2]))
+				c = &cases[i];
+		if (!c)
+			return 2;
+		printf("pid %d addr %#lx\n", getpid(), (unsigned long)c->probe);
+		sleep(2);
+		if (argv[1][0] == 'e') {
+			for (i = 0; i < 50; i++)
+				c->fn();
+			printf("exec\n");
+			execl("/proc/self/exe", argv[0], "loop", argv[2], argv[3],
+			      (char *)NULL);
+			return 3;
+		}
+		child = fork();
+		if (!child) {
+			for (i = 0; i < 100; i++)
+				c->fn();
+			_exit(0);
+		}
+		waitpid(child, NULL, 0);
+		for (i = 0; i < 100; i++)
+			c->fn();
+		printf("done\n");
+		sleep(atoi(argv[3]));
+		return 0;
+	}
+	if (!strcmp(argv[1], "threads") && argc > 3)
+		return threads(atoi(argv[2]), atol(argv[3]));
+	if (!strcmp(argv[1], "fault"))
+		return fault();
+	if (!strcmp(argv[1], "recurse") && argc > 2) {
+		printf("rec %d\n", rec(atoi(argv[2])));
+		return 0;
+	}
+	if (!strcmp(argv[1], "longjmp") && argc > 2) {
+		int n = atoi(argv[2]), done = 0;
+
+		while (done < n) {
+			if (!setjmp(lj))
+				ljfunc(3);
+			done++;
+		}
+		printf("longjmp %d\n", done);
+		return 0;
+	}
+	return 2;
+}
