@@ -172,6 +172,7 @@ int arch_uprobe_analyze_insn(struct arch_uprobe *aup, struct mm_struct *mm,
 int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs);
 int arch_uprobe_post_xol(struct arch_uprobe *aup, struct pt_regs *regs);
 bool arch_uprobe_xol_was_trapped(struct task_struct *tsk);
+bool arch_uprobe_mm_supported(struct mm_struct *mm);
 int arch_uprobe_exception_notify(struct notifier_block *self,
 				 unsigned long val, void *data);
 void arch_uprobe_abort_xol(struct arch_uprobe *aup, struct pt_regs *regs);

@@ -301,15 +301,19 @@ static struct uprobe_site *get_or_create_site(struct inode *inode,
 
 /*
  * May the site be armed in this mapping?  Private, executable, file
- * backed, and when arming also not writable: a breakpoint in a page the
- * program writes itself could be overwritten or copied around.
+ * backed, and when arming also not writable (a breakpoint in a page the
+ * program writes itself could be overwritten or copied around) and in a
+ * process whose code the architecture can analyse.
  */
 static bool valid_vma(struct vm_area_struct *vma, bool arming)
 {
 	vm_flags_t mask = VM_HUGETLB | VM_MAYEXEC | VM_MAYSHARE;
 
-	if (arming)
+	if (arming) {
 		mask |= VM_WRITE;
+		if (!arch_uprobe_mm_supported(vma->vm_mm))
+			return false;
+	}
 	return vma->vm_file && (vma->vm_flags & mask) == VM_MAYEXEC;
 }
 
@@ -605,27 +609,50 @@ static int apply_site(struct uprobe_site *s, struct uprobe_consumer *uc,
 		struct mm_struct *mm = t[i].mm;
 		unsigned long vaddr = t[i].vaddr;
 		struct vm_area_struct *vma;
+		int ret = 0;
 
-		if (err)
+		/* Arming stops at the first error; disarming tries them all. */
+		if (arm && err)
 			goto next;
 		mmap_write_lock(mm);
 		vma = vma_lookup(mm, vaddr);
 		if (arm) {
 			if (vma_has_site(vma, s, vaddr, true) &&
 			    consumer_wants(uc, mm))
-				err = arm_site(s, mm, vaddr);
+				ret = arm_site(s, mm, vaddr);
 		} else if (vma_has_site(vma, s, vaddr, false) &&
 			   test_bit(MMF_HAS_UPROBES, &mm->flags) &&
 			   !site_wanted(s, mm)) {
-			disarm_site(s, mm, vaddr);
+			ret = disarm_site(s, mm, vaddr);
 		}
 		mmap_write_unlock(mm);
+		if (ret && !err)
+			err = ret;
 next:
 		mmput(mm);
 	}
 	kvfree(t);
 	percpu_up_write(&dup_mmap_sem);
 	return err;
+}
+
+/*
+ * Disarm @s where no consumer wants it any more; reg_lock held.  When that
+ * fails somewhere (GUP interrupted by a fatal signal of the caller, no
+ * memory), a breakpoint may be left in some process, and a hit on an int3
+ * without a site would kill it with SIGTRAP.  So the site then keeps an
+ * extra reference and stays in the tree for good: its hits find it, run no
+ * consumer and execute the instruction.
+ */
+static void disarm_or_keep(struct uprobe_site *s)
+{
+	int ret = apply_site(s, NULL, false);
+
+	if (ret) {
+		get_site(s);
+		pr_warn("inode %lu offset 0x%llx: breakpoint not removed everywhere (%d); keeping the site\n",
+			s->inode->i_ino, s->offset, ret);
+	}
 }
 
 static bool is_consumer(struct uprobe_site *s, struct uprobe_consumer *uc)
@@ -678,7 +705,7 @@ struct uprobe *uprobe_register(struct inode *inode, loff_t offset,
 	ret = apply_site(s, uc, true);
 	if (ret) {
 		list_del_rcu(&uc->cons_node);
-		apply_site(s, NULL, false);
+		disarm_or_keep(s);
 	}
 	mutex_unlock(&s->reg_lock);
 	if (ret) {
@@ -732,7 +759,7 @@ void uprobe_unregister_nosync(struct uprobe *uprobe, struct uprobe_consumer *uc)
 	found = is_consumer(s, uc);
 	if (found) {
 		list_del_rcu(&uc->cons_node);
-		apply_site(s, NULL, false);
+		disarm_or_keep(s);
 	}
 	mutex_unlock(&s->reg_lock);
 	if (WARN_ON_ONCE(!found))
@@ -1205,6 +1232,7 @@ int register_uprobe(struct uprobe *u)
 	struct uprobe *h;
 	unsigned long flags;
 	loff_t offset = 0;
+	bool reap;
 	int ret = 0;
 	u8 byte = 0;
 
@@ -1217,7 +1245,7 @@ int register_uprobe(struct uprobe *u)
 	if (ret)
 		return ret;
 
-	task = get_pid_task(find_vpid(u->pid), PIDTYPE_PID);
+	task = find_get_task_by_vpid(u->pid);
 	if (!task)
 		return -ESRCH;
 	if (task->flags & PF_KTHREAD) {
@@ -1307,10 +1335,12 @@ int register_uprobe(struct uprobe *u)
 	 */
 	spin_lock_irqsave(&seed_lock, flags);
 	seed->site = h->site;
-	if (seed->gone)
+	reap = seed->gone;
+	if (reap)
 		list_add_tail(&seed->reap, &reap_list);
 	spin_unlock_irqrestore(&seed_lock, flags);
-	if (!list_empty(&seed->reap))
+	/* Not seed->reap: once queued, the reaper may free it. */
+	if (reap)
 		schedule_work(&seed_reap_work);
 out_inode:
 	iput(inode);
@@ -1574,8 +1604,11 @@ static void handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 	if (need_ret && instruction_pointer(regs) == bp_vaddr)
 		prepare_uretprobe(s, regs, bp_vaddr);
 
-	/* Every consumer asked to leave this process: disarm if the filters agree. */
-	if (remove && !list_empty(&s->consumers)) {
+	/*
+	 * Every consumer asked to leave this process, or none is left (a site
+	 * kept after a failed disarm): disarm if the filters agree.
+	 */
+	if (remove) {
 		struct mm_struct *mm = current->mm;
 		struct vm_area_struct *vma;
 

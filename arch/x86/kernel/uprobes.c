@@ -26,6 +26,7 @@
 #include <linux/unaligned.h>
 #include <linux/uprobes.h>
 #include <asm/insn.h>
+#include <asm/mmu_context.h>
 #include <asm/probe-insn.h>
 #include <asm/shstk.h>
 #include <asm/text-patching.h>
@@ -415,6 +416,10 @@ int arch_uprobe_pre_xol(struct arch_uprobe *a, struct pt_regs *regs)
 	at->saved_trap_nr = current->thread.trap_nr;
 	current->thread.trap_nr = UPROBE_TRAP_NR;
 	at->saved_tf = regs->flags & X86_EFLAGS_TF;
+	/* Block-step traps only at branches; the copy must trap after one. */
+	at->saved_btf = test_thread_flag(TIF_BLOCKSTEP);
+	if (at->saved_btf)
+		set_task_blockstep(current, false);
 	if (a->fixups & UPX_FIX_SCRATCH) {
 		unsigned long *r = reg_ptr(regs, a->scratch);
 
@@ -435,6 +440,8 @@ static void xol_restore(struct arch_uprobe *a, struct pt_regs *regs)
 		*reg_ptr(regs, a->scratch) = at->saved_scratch;
 	if (!at->saved_tf)
 		regs->flags &= ~X86_EFLAGS_TF;
+	if (at->saved_btf)
+		set_task_blockstep(current, true);
 }
 
 /**
@@ -475,6 +482,15 @@ void arch_uprobe_abort_xol(struct arch_uprobe *a, struct pt_regs *regs)
 {
 	xol_restore(a, regs);
 	regs->ip = current->utask->bp_vaddr;
+}
+
+/*
+ * Sites are analysed as 64-bit code, and a 32-bit task's int3 is not ours
+ * (the notifier passes it on): arming one there would get it SIGTRAP.
+ */
+bool arch_uprobe_mm_supported(struct mm_struct *mm)
+{
+	return is_64bit_mm(mm);
 }
 
 bool arch_uprobe_xol_was_trapped(struct task_struct *t)
@@ -592,6 +608,12 @@ SYSCALL_DEFINE0(uretprobe)
 	regs->ax = saved[2];
 	regs->sp += sizeof(saved);
 	regs->ip = tramp;
+	/*
+	 * Not a system call to restart: with %rax now the function's return
+	 * value (say -ERESTARTSYS) and a signal pending, signal delivery
+	 * would otherwise rewind ip and reload %rax.
+	 */
+	regs->orig_ax = -1;
 	uprobe_handle_trampoline(regs);
 	/* The system call's return value is what %rax must hold. */
 	return regs->ax;

@@ -63,6 +63,7 @@ struct arch_uprobe_task {
 	unsigned long	saved_scratch;	/* the scratch register's value */
 	unsigned int	saved_trap_nr;	/* thread.trap_nr before the step */
 	bool		saved_tf;	/* the thread had TF set itself */
+	bool		saved_btf;	/* and block-step (PTRACE_SINGLEBLOCK) */
 };
 
 #endif /* _ASM_X86_UPROBES_H */
