@@ -1354,9 +1354,11 @@ EXPORT_SYMBOL_GPL(register_uprobe);
  * unregister_uprobe() - remove a probe of register_uprobe()
  * @u: the probe
  *
- * A no-op when the process has exited or exec'd meanwhile.  May be called
- * from the probe's handler, in either context: the probe is off at once,
- * but then other threads may still be running the handler when it returns.
+ * May be called from the probe's handler, in either context: the probe is
+ * off at once, but other threads may still be running the handler when it
+ * returns.  Elsewhere it sleeps until no handler of @u runs, also when the
+ * probe was already off (exit, exec, or from the handler), so @u may be
+ * freed when it returns; the kernel may write to @u until then.
  */
 void unregister_uprobe(struct uprobe *u)
 {
@@ -1378,12 +1380,21 @@ void unregister_uprobe(struct uprobe *u)
 	if (deferred)
 		list_add_tail(&seed->reap, &reap_list);
 	spin_unlock_irqrestore(&seed_lock, flags);
-	if (!seed)
-		return;
-	if (deferred)
+	if (deferred) {
 		schedule_work(&seed_reap_work);
-	else
+	} else if (seed) {
 		seed_detach(seed);
+	} else if (!irqs_disabled_flags(flags) && !in_atomic() &&
+		   !(utask && utask->in_handler)) {
+		/*
+		 * Already off (from its handler, or by exit or exec): its
+		 * handlers may still be running on other threads until the
+		 * reaper is through.  Reap here and wait, so that the caller
+		 * may free @u and its module when this returns.
+		 */
+		seed_reap_fn(NULL);
+		flush_work(&seed_reap_work);
+	}
 }
 EXPORT_SYMBOL_GPL(unregister_uprobe);
 
