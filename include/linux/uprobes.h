@@ -220,7 +220,7 @@ static inline void uprobe_unregister_sync(void)
 
 static inline int register_uprobe(struct uprobe *u)
 {
-	return -ENOSYS;
+	return -EOPNOTSUPP;
 }
 
 static inline void unregister_uprobe(struct uprobe *u)
