@@ -43,6 +43,8 @@ static const struct insn_case insn_cases[] = {
 	{ "jg rel32",		{ 0x0f, 0x8f, 0, 1, 0, 0 },		0, UPX_JCC, 6 },
 	{ "loop",		{ 0xe2, 0xfe },				0, UPX_LOOP, 2 },
 	{ "jrcxz",		{ 0xe3, 0x02 },				0, UPX_LOOP, 2 },
+	{ "jecxz",		{ 0x67, 0xe3, 0x02 },			-ENOTSUPP },
+	{ "loopl (%ecx)",	{ 0x67, 0xe2, 0xfe },			-ENOTSUPP },
 	{ "ret",		{ 0xc3 },				0, UPX_RET, 1 },
 	{ "ret $16",		{ 0xc2, 0x10, 0x00 },			0, UPX_RET, 3 },
 	{ "call *%rax",		{ 0xff, 0xd0 },				0, UPX_CALL_REG, 2 },

@@ -121,6 +121,12 @@ static int analyze_onebyte(struct arch_uprobe *a, struct insn *insn)
 		return set_branch(a, insn, UPX_JCC);
 	}
 	if (opc >= 0xe0 && opc <= 0xe3) {
+		/*
+		 * 0x67 makes the counter %ecx (jecxz, loop on %ecx); the
+		 * emulation counts %rcx, and a copy cannot run out of line.
+		 */
+		if (probe_insn_has_prefix(insn, PROBE_PREFIX_ADDRSIZE))
+			return -ENOTSUPP;
 		a->cond = opc - 0xe0;
 		return set_branch(a, insn, UPX_LOOP);
 	}
