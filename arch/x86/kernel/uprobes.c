@@ -371,7 +371,7 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *a, struct pt_regs *regs)
 		break;
 	case UPX_JCC:
 		int3_emulate_jcc(regs, a->cond, next, a->rel);
-		return true;
+		goto done;
 	case UPX_LOOP:
 		if (probe_insn_loop_taken(a->cond, regs))
 			next = target;
@@ -409,6 +409,13 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *a, struct pt_regs *regs)
 		return false;
 	}
 	regs->ip = next;
+done:
+	/*
+	 * TF set by the program or a debugger (ptrace single-step): the real
+	 * instruction would have trapped after it, so must the emulated one.
+	 */
+	if (regs->flags & X86_EFLAGS_TF)
+		send_sig(SIGTRAP, current, 0);
 	return true;
 }
 
