@@ -665,10 +665,13 @@ static void kpk_worker_park(void)
 	atomic_dec(&kpk_parked);
 }
 
+/* How long a worker runs flat out before it sleeps for a jiffy. */
+#define KPK_WORKER_RUN_JIFFIES	2
+
 static int kpk_worker_fn(void *data)
 {
 	struct kpk_worker *w = data;
-	unsigned long i;
+	unsigned long i, rest = jiffies + KPK_WORKER_RUN_JIFFIES;
 
 	for (i = 0; i < w->iters && !READ_ONCE(kpk_stop); i++) {
 		long x = w->arg + (long)(i & 0xffff);
@@ -684,8 +687,24 @@ static int kpk_worker_fn(void *data)
 		 * A PREEMPT kernel never sees this loop schedule on its own,
 		 * and the kprobe optimizer waits for RCU Tasks: tell it.
 		 */
-		if ((i & 63) == 63)
-			cond_resched_tasks_rcu_qs();
+		if ((i & 63) != 63)
+			continue;
+		cond_resched_tasks_rcu_qs();
+		/*
+		 * Leave the CPU to others now and then, by sleeping: being
+		 * preemptible is not enough.  The optimizer's kworker may be
+		 * preempted on this CPU holding kprobe_mutex and text_mutex,
+		 * and the scheduler owes it nothing when it was charged for
+		 * long spins, as under QEMU's single-threaded TCG with
+		 * -icount: there a vCPU waiting for another (an IPI in
+		 * text_poke_sync(), a lock) spins until its turn ends, and
+		 * the kworker then sat preempted for tens of guest seconds
+		 * behind this loop, and kpo_test_churn never finished.
+		 */
+		if (time_after(jiffies, rest)) {
+			schedule_timeout_uninterruptible(1);
+			rest = jiffies + KPK_WORKER_RUN_JIFFIES;
+		}
 	}
 	atomic_dec(&kpk_running);
 	complete(&w->done);
