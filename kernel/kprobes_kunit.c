@@ -692,14 +692,15 @@ static int kpk_worker_fn(void *data)
 		cond_resched_tasks_rcu_qs();
 		/*
 		 * Leave the CPU to others now and then, by sleeping: being
-		 * preemptible is not enough.  The optimizer's kworker may be
-		 * preempted on this CPU holding kprobe_mutex and text_mutex,
-		 * and the scheduler owes it nothing when it was charged for
-		 * long spins, as under QEMU's single-threaded TCG with
-		 * -icount: there a vCPU waiting for another (an IPI in
-		 * text_poke_sync(), a lock) spins until its turn ends, and
-		 * the kworker then sat preempted for tens of guest seconds
-		 * behind this loop, and kpo_test_churn never finished.
+		 * preemptible is not enough.  Under QEMU's single-threaded
+		 * TCG with -icount, a vCPU that waits for the other one (the
+		 * IPIs of text_poke_sync(), a lock) spins until its turn
+		 * ends, and that time is charged to the waiting task.  The
+		 * optimizer's kworker, preempted at the end of such a wait
+		 * with kprobe_mutex and text_mutex held, then sat runnable
+		 * behind this loop for tens of guest seconds at a time, and
+		 * kpo_test_churn, which waits for the optimizer every round,
+		 * never finished.
 		 */
 		if (time_after(jiffies, rest)) {
 			schedule_timeout_uninterruptible(1);
