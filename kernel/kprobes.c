@@ -102,6 +102,9 @@ int kprobe_site_pre(struct kprobe_site *s, struct pt_regs *regs)
 	struct kprobe *p;
 
 	__this_cpu_write(current_kprobe, &kprobe_busy);
+	/* Only now: callers may run with interrupts on (see opt.c). */
+	barrier();
+	get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
 	list_for_each_entry_rcu(p, &s->probes, list) {
 		if (kprobe_disabled(p))
 			continue;

@@ -265,6 +265,46 @@ static __always_inline bool kprobe_site_has_post(struct kprobe_site *s)
 	return READ_ONCE(s->nr_post) != 0;
 }
 
+/**
+ * kprobe_site_pre_one() - the pre handler of a site with one probe, inlined
+ * @s: the site
+ * @regs: the registers at the hit
+ *
+ * The usual case of a jump's detour, cheap enough to inline there; for a
+ * caller that holds preemption off but may leave interrupts on, and has
+ * found kprobe_running() NULL.  The probe makes itself current_kprobe
+ * before kprobe_status is written, its hit counted and its handler run, so
+ * a probe hit by an interrupt from then on only counts as missed; an
+ * interrupt that comes earlier finds no probe running, and every hit it
+ * takes puts current_kprobe back to NULL before it returns.  A handler's
+ * return value is ignored: there is no other probe to skip.  The caller
+ * clears current_kprobe when done.
+ *
+ * Return: false, having done nothing, when @s has not exactly one probe:
+ * then call kprobe_site_pre().
+ */
+static __always_inline bool kprobe_site_pre_one(struct kprobe_site *s,
+						struct pt_regs *regs)
+{
+	/* Preemption off is an RCU-sched read side, as the trap is. */
+	struct list_head *first = READ_ONCE(s->probes.next);
+	struct kprobe *p;
+
+	if (first == &s->probes || READ_ONCE(first->next) != &s->probes)
+		return false;
+	p = list_entry(first, struct kprobe, list);
+	if (kprobe_disabled(p))
+		return true;
+	__this_cpu_write(current_kprobe, p);
+	barrier();	/* an interrupt must see the two in this order */
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
+	/* A single instruction: an interrupt cannot split it. */
+	this_cpu_inc(*p->nhit);
+	if (p->pre_handler)
+		p->pre_handler(p, regs);
+	return true;
+}
+
 /*
  * The architecture's side.  prepare checks that s->addr can be probed and
  * fills s->arch (-EILSEQ off an instruction boundary, -EINVAL for what

@@ -53,7 +53,8 @@ void kp_opt_prepare(struct kprobe_site *s, const struct kp_func *f);
 void kp_opt_release(struct kprobe_site *s);
 kprobe_opcode_t *kp_opt_region_copy(struct kprobe_site *s);
 /* opt.c: labels of the detour buffer's template (assembly, never run). */
-extern const u8 kp_tmpl[], kp_tmpl_clac[], kp_tmpl_site[], kp_tmpl_call[];
+extern const u8 kp_tmpl[], kp_tmpl_clac[], kp_tmpl_ip[], kp_tmpl_site[];
+extern const u8 kp_tmpl_call[];
 extern const u8 kp_tmpl_end[];
 #else
 static inline void kp_opt_prepare(struct kprobe_site *s,

@@ -43,18 +43,30 @@
 
 /*
  * Never executed in place: copied into each buffer.  Entered by a jump
- * with the probed code's stack; the pt_regs frame starts right below it,
- * so ss and sp are only reserved (the callback fills in sp) and the flags
- * are saved before any instruction can change them.
+ * with the probed code's stack; the pt_regs frame starts right below it.
+ * Everything but the general purpose registers is pushed as an immediate
+ * (the ip is the site's address after an int3, an imm32 that sign-extends:
+ * kernel and module text live in the top 2 GB), which costs the hit less
+ * than having the callback store it.  "push %rsp" stores the stack pointer
+ * 8 bytes too low (after the ss push); adding those 8 would change the
+ * flags, which must be saved first, so the callback does it.
  */
 asm (
 	"	.pushsection .rodata\n"
 	"kp_tmpl:\n"
-	"	lea -16(%rsp), %rsp\n"		/* ss, sp */
+	"	push $" __stringify(__KERNEL_DS) "\n"
+	"	push %rsp\n"
 	"	pushfq\n"
 	"kp_tmpl_clac:\n"
 	"	.byte 0x0f, 0x1f, 0x00\n"	/* clac on SMAP CPUs */
-	SAVE_REGS_STRING
+	"	push $" __stringify(__KERNEL_CS) "\n"
+	"kp_tmpl_ip:\n"
+	"	.byte 0x68\n"			/* push imm32: ip, filled in */
+	"	.long 0\n"
+	"	push $-1\n"			/* orig_ax */
+	"	.irp kp_r, " KP_GPRS_DOWN "\n"
+	"	push %r\\kp_r\n"
+	"	.endr\n"
 	"	mov %rsp, %rsi\n"
 	"kp_tmpl_site:\n"
 	"	movabs $0, %rdi\n"
@@ -69,6 +81,7 @@ asm (
 );
 
 #define KP_TMPL_LEN		(kp_tmpl_end - kp_tmpl)
+#define KP_TMPL_IP_IMM		(kp_tmpl_ip - kp_tmpl + 1)	/* 68 imm32 */
 #define KP_TMPL_SITE_IMM	(kp_tmpl_site - kp_tmpl + 2)	/* 48 bf imm64 */
 #define KP_TMPL_CALL		(kp_tmpl_call - kp_tmpl)
 #define KP_TMPL_CLAC		(kp_tmpl_clac - kp_tmpl)
@@ -86,26 +99,47 @@ NOKPROBE_SYMBOL(kp_opt_region_copy);
  * Called from a detour buffer, with the registers the probed code had.
  * As on an optimized probe anywhere, a handler's change of regs->ip cannot
  * be honoured: the buffer goes on with the region regardless.
+ *
+ * Handlers run with preemption off and interrupts as the probed code had
+ * them, as upstream's optimized probes and our probes on ftrace do; saving
+ * and restoring the interrupt flag here cost more than the rest of the hit
+ * with irq tracing on.  What that means for the per-CPU state an interrupt
+ * or NMI arriving in the middle can touch:
+ *
+ *  - preemption is off from the first instruction that reads per-CPU
+ *    state, so it all stays this CPU's, and the site and its probe list
+ *    stay alive (RCU-sched readers, as in the trap);
+ *  - before current_kprobe is set, an interrupt's probe hits find it NULL
+ *    and run in full; each of them puts it back to NULL, and restores
+ *    kprobe_ctlblk to idle (no step in flight), before the interrupt
+ *    returns, so this CPU looks to us as we left it;
+ *  - once it is set, their hits only count as missed: through a jump they
+ *    touch nothing but nmissed (atomic); through ftrace likewise; through
+ *    an int3 they carry out the instruction in the REENTER state, which
+ *    saves current_kprobe, kprobe_status and the step in kprobe_ctlblk.prev
+ *    and puts them back before the trap returns.  No return trampoline can
+ *    run in the interrupt for an instance pushed before it (a function
+ *    entered in the interrupt returns in it; its entry probe was missed);
+ *  - the hit count is a single per-CPU increment, which an interrupt
+ *    cannot split.
+ *
+ * kprobe_status is written only after current_kprobe (see
+ * kprobe_site_pre_one() and kprobe_site_pre()), so an interrupt's hit
+ * cannot leave it stale while a handler runs.
  */
-static void kp_opt_callback(struct kprobe_site *s, struct pt_regs *regs)
+static notrace void kp_opt_callback(struct kprobe_site *s,
+				    struct pt_regs *regs)
 {
-	unsigned long flags;
-
-	/* Handlers run as they would after an int3: interrupts off. */
-	local_irq_save(flags);
-	if (kprobe_running()) {
+	preempt_disable_notrace();
+	if (unlikely(kprobe_running())) {
 		kprobe_site_missed(s);
 	} else {
-		regs->ip = (unsigned long)s->addr + INT3_INSN_SIZE;
-		regs->sp = (unsigned long)(regs + 1);
-		regs->cs = __KERNEL_CS;
-		regs->ss = __KERNEL_DS;
-		regs->orig_ax = ~0UL;
-		get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
-		kprobe_site_pre(s, regs);
+		regs->sp += sizeof(long);	/* see the template */
+		if (!kprobe_site_pre_one(s, regs))
+			kprobe_site_pre(s, regs);
 		__this_cpu_write(current_kprobe, NULL);
 	}
-	local_irq_restore(flags);
+	preempt_enable_notrace();
 }
 NOKPROBE_SYMBOL(kp_opt_callback);
 
@@ -220,13 +254,15 @@ static int kp_opt_build(struct kprobe_site *s, const struct kp_func *f,
 	unsigned long copy = (unsigned long)detour + KP_TMPL_LEN;
 	unsigned long call = (unsigned long)detour + KP_TMPL_CALL;
 	unsigned long callback = (unsigned long)kp_opt_callback;
+	unsigned long ip = addr + INT3_INSN_SIZE;
 	unsigned int off;
 	struct insn insn;
 	int ret;
 
 	/* Keep the compiler from folding it into a reference objtool hates. */
 	OPTIMIZER_HIDE_VAR(callback);
-	if (!kp_rel32_reaches(addr + JMP32_INSN_SIZE, (unsigned long)detour) ||
+	if ((unsigned long)(long)(s32)ip != ip ||
+	    !kp_rel32_reaches(addr + JMP32_INSN_SIZE, (unsigned long)detour) ||
 	    !kp_rel32_reaches(call + CALL_INSN_SIZE, callback) ||
 	    !kp_rel32_reaches(copy + len + JMP32_INSN_SIZE, addr + len))
 		return -ERANGE;
@@ -241,6 +277,7 @@ static int kp_opt_build(struct kprobe_site *s, const struct kp_func *f,
 	if (cpu_feature_enabled(X86_FEATURE_SMAP))
 		memcpy(&buf[KP_TMPL_CLAC], kp_clac, sizeof(kp_clac));
 	put_unaligned((unsigned long)s, (unsigned long *)&buf[KP_TMPL_SITE_IMM]);
+	put_unaligned((s32)ip, (s32 *)&buf[KP_TMPL_IP_IMM]);
 	memcpy(&buf[KP_TMPL_CALL],
 	       text_gen_insn(CALL_INSN_OPCODE, (void *)call, (void *)callback),
 	       CALL_INSN_SIZE);
