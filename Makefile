@@ -11,6 +11,7 @@
 #   make bench      probe hit and registration cost, ours against stock (build/bench)
 #   make stress     probes coming and going under load for STRESS_SECONDS (600)
 #   make test-debug make test on a KASAN + KFENCE + lockdep kernel (build/debug)
+#   make test-icount  the KUnit suites alone, under -icount
 #   make configs    build (not boot) the other configurations: modules, ftrace,
 #                   optprobes, kretprobes off; PREEMPT_NONE/VOLUNTARY; arm64
 #   make clean / distclean
@@ -27,7 +28,8 @@ INTERACTIVE ?=
 H := tools/harness
 
 .PHONY: all deps prepare kernel initramfs run test stock test-stock compare \
-	patches check-patches bench stress configs test-debug clean distclean
+	patches check-patches bench stress configs test-debug test-icount \
+	clean distclean
 
 all: kernel
 
@@ -70,6 +72,13 @@ stress: initramfs
 		KP_TIMEOUT=$$(($(STRESS_SECONDS) + 900)) \
 		$(H)/boot.sh $(B) test $(B)/stress.log
 	@$(H)/summarize.py $(B)/stress.log
+
+# The KUnit suites alone, under -icount (the guest clock counts
+# instructions, as in make bench), where kpo_test_churn once never ended.
+test-icount: initramfs
+	@KP_QEMU_ARGS="-icount shift=0,sleep=off $${KP_QEMU_ARGS:-}" \
+		$(H)/boot.sh $(B) kunit $(B)/icount.log
+	@$(H)/summarize.py $(B)/icount.log $(B)/linux/.config
 
 # The debug variant in its own tree; under TCG KASAN makes everything slow.
 test-debug:

@@ -3,7 +3,7 @@
 
     bench_table.py OUT_DIR UPSTREAM_VERSION
 
-Reads OUT_DIR/<side>-{icount,wall}.txt (the "kpbench: ..." lines of each
+Reads OUT_DIR/<side>-{icount,wall,testcfg}.txt (the "kpbench: ..." lines of each
 boot, see tools/testing/kprobes/bench/kpbench.c) and writes OUT_DIR/bench.md
 and OUT_DIR/bench.csv, then prints the Markdown table.
 """
@@ -55,6 +55,8 @@ def rows():
                 "coverage, %s: %s" % (what, w), "probes"
     for key, what in HITS:
         yield key, "wall", "hit cost: " + what, "ns (wall)"
+    for key, what in HITS:
+        yield key, "testcfg", "hit cost, test config: " + what, "insn"
 
 
 def parse(path):
@@ -90,7 +92,7 @@ def first_int(note):
 
 def cell(side, run, data, key):
     """(value as shown, note) of one measure on one side."""
-    if os.path.exists(os.path.join(OUT, side + ".failed")):
+    if run != "testcfg" and os.path.exists(os.path.join(OUT, side + ".failed")):
         return "n/a: kernel did not build", ""
     if (side, run) not in data:
         return "not run", ""
@@ -161,7 +163,7 @@ def main():
     version = sys.argv[2] if len(sys.argv) > 2 else "unknown"
     data = {}
     for side in SIDES:
-        for run in ("icount", "wall"):
+        for run in ("icount", "wall", "testcfg"):
             path = os.path.join(OUT, "%s-%s.txt" % (side, run))
             if os.path.exists(path):
                 data[side, run] = parse(path)
@@ -186,7 +188,10 @@ def main():
           "waited, e.g. for grace periods); "
           "ns (wall): wall-clock nanoseconds under TCG without icount (one "
           "vCPU; they vary with the host and its load), best of 3 loops. "
-          "Hit costs are per hit, minus the unprobed call. Registration and "
+          "Hit costs are per hit, minus the unprobed call; \"test config\" "
+          "rows: the same under -icount, with the kernels of make test and "
+          "make stock (lockdep, atomic-sleep checks; KUnit off at boot). "
+          "Registration and "
           "coverage probe the same functions on both sides: %s."
           % (version, date, probe_set()), "",
           "| " + " | ".join(head) + " |",
