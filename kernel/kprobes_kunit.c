@@ -2569,8 +2569,12 @@ kunit_test_suites(&kpk_core_suite);
  * kpkunit_opt_push(x)   = x + 0x1234.  Region at the entry: push, mov,
  *			   RIP-relative lea.
  * kpkunit_opt_call(x)   = x + 6.  The region would hold a call: refused.
- * kpkunit_opt_ijmp(x)   = x + 2.  The function has an indirect jump (never
- *			   taken for x >= 0): refused.
+ * kpkunit_opt_ijmp(x)   = x + 2.  The function has an indirect jump past
+ *			   the region (taken for x < 0): refused, except with
+ *			   kernel IBT, where only a notrack jump could land
+ *			   inside a region (no region holds an endbr64).
+ *			   objtool refuses notrack jumps in the kernel, so
+ *			   that case cannot be built here.
  * kpkunit_opt_target(x) = x + 5 (+3 if x is even).  A branch lands inside
  *			   the region: refused.
  * kpkunit_opt_ac(x)     = x + 1.  The region (mov, add) is inside a
@@ -2842,7 +2846,8 @@ static const struct kpo_case kpo_cases[] = {
 	KPO_O("mov; stosq", kpkunit_opt_str, str, true),
 	KPO_O("push; mov; rip-relative lea", kpkunit_opt_push, push, true),
 	KPO_O("lea; call", kpkunit_opt_call, call, false),
-	KPO_O("function with an indirect jump", kpkunit_opt_ijmp, ijmp, false),
+	KPO_O("function with an indirect jump", kpkunit_opt_ijmp, ijmp,
+	      IS_ENABLED(CONFIG_X86_KERNEL_IBT)),
 	KPO_O("branch into the region", kpkunit_opt_target, target, false,
 	      kpk_even),
 };

@@ -6,8 +6,9 @@
  * The jump replaces the instructions that cover its 5 bytes (the region).
  * That is only safe when nothing can arrive in the middle of the region:
  * no branch of the function targets it past its first byte, the function
- * has no indirect jump (a jump table could), and no instruction of the
- * function has an exception-table fixup (which could resume anywhere).
+ * has no indirect jump that could (a jump table; see kp_ijmp_may_enter()),
+ * and no instruction of the function has an exception-table fixup (which
+ * could resume anywhere).
  * The region's instructions must also run unchanged from the buffer: plain
  * instructions only, RIP-relative operands rebased, nothing other
  * subsystems patch at run time.  The generic half (kernel/kprobes_opt.c)
@@ -168,14 +169,45 @@ static unsigned long kp_rel_target(unsigned long a, struct insn *insn)
 	return rel ? a + insn->length + insn->immediate.value : 0;
 }
 
-/* jmp through a register or memory, or to a retpoline thunk. */
+/*
+ * Can a jmp through a register or memory land inside some region?
+ *
+ * Without kernel IBT it can: a jump table.  With it, the CPU faults unless
+ * the jump lands on an endbr64 or carries a notrack prefix, and
+ * kp_classify() keeps endbr64 out of every region, so only a notrack jump
+ * can.  That holds on CPUs without IBT too, since the same code runs on
+ * those that have it: C code is built with -fno-jump-tables (the
+ * compilers' jump tables are notrack jumps, arch/x86/Makefile), objtool
+ * warns about any notrack jump (the check below is for code it did not
+ * see), and hand-written code must put an endbr64 wherever its indirect
+ * jumps land.
+ * This is what lets a function with a tail call through a pointer
+ * (vfs_read() and its f_op->read) be optimized.
+ */
+static bool kp_ijmp_may_enter(struct insn *insn)
+{
+	insn_byte_t prefix;
+	int i;
+
+	if (!IS_ENABLED(CONFIG_X86_KERNEL_IBT))
+		return true;
+	for_each_insn_prefix(insn, i, prefix)
+		if (prefix == 0x3e)	/* notrack */
+			return true;
+	return false;
+}
+
+/*
+ * A jmp through a register or memory that may land in a region, or one to
+ * a retpoline thunk (whose ret lands anywhere, endbr64 or not).
+ */
 static bool kp_jumps_indirectly(unsigned long target, struct insn *insn)
 {
 	u8 reg = X86_MODRM_REG(insn->modrm.bytes[0]);
 
 	if (insn->opcode.nbytes == 1 && insn->opcode.bytes[0] == 0xff &&
 	    (reg == 4 || reg == 5))
-		return true;
+		return kp_ijmp_may_enter(insn);
 #ifdef CONFIG_MITIGATION_RETPOLINE
 	if (target >= (unsigned long)__x86_indirect_thunk_array &&
 	    target < (unsigned long)&__x86_indirect_thunk_array[16])
