@@ -903,6 +903,7 @@ static int kp_ftrace_rehook(struct kprobe_site *s)
 static struct list_head kp_ft_to_arm[2] = {
 	LIST_HEAD_INIT(kp_ft_to_arm[0]), LIST_HEAD_INIT(kp_ft_to_arm[1]),
 };
+
 static struct list_head kp_ft_to_disarm[2] = {
 	LIST_HEAD_INIT(kp_ft_to_disarm[0]), LIST_HEAD_INIT(kp_ft_to_disarm[1]),
 };
