@@ -898,6 +898,162 @@ static int kp_ftrace_rehook(struct kprobe_site *s)
 	return 0;
 }
 
+/*
+ * Batches (see kp_batch_begin()): ftrace sites whose hook must come or go,
+ * by ops.  A queued site is hooked as !s->armed says, on the ops
+ * s->ftrace_ipmodify names (for a queued arm: the one it will go on).
+ */
+static struct list_head kp_ft_to_arm[2] = {
+	LIST_HEAD_INIT(kp_ft_to_arm[0]), LIST_HEAD_INIT(kp_ft_to_arm[1]),
+};
+
+static struct list_head kp_ft_to_disarm[2] = {
+	LIST_HEAD_INIT(kp_ft_to_disarm[0]), LIST_HEAD_INIT(kp_ft_to_disarm[1]),
+};
+
+/* In a batch: queue @s's change to @want.  Return: a rehook's error. */
+static int kp_ftrace_queue(struct kprobe_site *s, bool want)
+{
+	bool post = kprobe_site_has_post(s);
+
+	if (list_empty(&s->poke)) {
+		if (want && s->armed)
+			return kp_ftrace_rehook(s);
+		if (want == s->armed)
+			return 0;
+		if (want)
+			WRITE_ONCE(s->ftrace_ipmodify, post);
+		list_add_tail(&s->poke, want ?
+			      &kp_ft_to_arm[s->ftrace_ipmodify] :
+			      &kp_ft_to_disarm[s->ftrace_ipmodify]);
+		s->armed = want;
+		return 0;
+	}
+	if (want != s->armed) {
+		/* Cancelled: back to what ftrace has, on the ops it has. */
+		list_del_init(&s->poke);
+		s->armed = want;
+		return want ? kp_ftrace_rehook(s) : 0;
+	}
+	/* Still to be armed: on the ops its post handlers need by now. */
+	if (want && s->ftrace_ipmodify != post) {
+		WRITE_ONCE(s->ftrace_ipmodify, post);
+		list_move_tail(&s->poke, &kp_ft_to_arm[post]);
+	}
+	return 0;
+}
+
+/* The addresses of the sites on @list (NULL if none or out of memory). */
+static unsigned long *kp_ftrace_ips(struct list_head *list, unsigned int *n)
+{
+	struct kprobe_site *s;
+	unsigned long *ips;
+	unsigned int i = 0;
+
+	*n = list_count_nodes(list);
+	if (!*n)
+		return NULL;
+	ips = kvmalloc_array(*n, sizeof(*ips), GFP_KERNEL);
+	if (!ips)
+		return NULL;
+	list_for_each_entry(s, list, poke)
+		ips[i++] = (unsigned long)s->addr;
+	return ips;
+}
+
+/* Unhook the queued sites of ops @ipm with one filter update. */
+static void kp_ftrace_flush_disarm(int ipm)
+{
+	struct kp_ftrace_hook *h = &kp_ftrace_hooks[ipm];
+	struct kprobe_site *s;
+	unsigned long *ips;
+	unsigned int n;
+	int ret;
+
+	ips = kp_ftrace_ips(&kp_ft_to_disarm[ipm], &n);
+	if (!n)
+		return;
+	if (!ips) {
+		/* No memory for the array: one filter update per site. */
+		list_for_each_entry(s, &kp_ft_to_disarm[ipm], poke)
+			kp_ftrace_hook_del(h, s);
+		return;
+	}
+	/* Unregister before the filter empties: it would trace all. */
+	if (h->armed == n) {
+		ret = unregister_ftrace_function(&h->ops);
+		if (ret) {
+			/* Left hooked; the handler finds no site there. */
+			pr_warn("cannot unhook ftrace ops: %d\n", ret);
+			kvfree(ips);
+			return;
+		}
+	}
+	h->armed -= n;
+	ret = ftrace_set_filter_ips(&h->ops, ips, n, 1, 0);
+	if (ret)
+		pr_warn("cannot drop %u ftrace sites from the filter: %d\n",
+			n, ret);
+	kvfree(ips);
+}
+
+/*
+ * Hook the queued sites of ops @ipm with one filter update.  When ftrace
+ * refuses, none of them is hooked and each is marked disarmed.
+ */
+static int kp_ftrace_flush_arm(int ipm)
+{
+	struct kp_ftrace_hook *h = &kp_ftrace_hooks[ipm];
+	struct kprobe_site *s;
+	unsigned long *ips;
+	unsigned int n;
+	int ret;
+
+	ips = kp_ftrace_ips(&kp_ft_to_arm[ipm], &n);
+	if (!n)
+		return 0;
+	if (kprobe_ftrace_disabled)
+		ret = -ENODEV;
+	else if (!ips)
+		ret = -ENOMEM;
+	else
+		ret = ftrace_set_filter_ips(&h->ops, ips, n, 0, 0);
+	if (!ret && !h->armed) {
+		ret = register_ftrace_function(&h->ops);
+		if (ret)
+			ftrace_set_filter_ips(&h->ops, ips, n, 1, 0);
+	}
+	kvfree(ips);
+	if (ret) {
+		pr_warn("cannot hook %u ftrace sites: %d\n", n, ret);
+		list_for_each_entry(s, &kp_ft_to_arm[ipm], poke)
+			s->armed = false;
+		return ret;
+	}
+	h->armed += n;
+	return 0;
+}
+
+/* Write every queued ftrace change; the first error of the arms. */
+static int kp_ftrace_flush(bool arm)
+{
+	struct kprobe_site *s, *tmp;
+	int ipm, err, ret = 0;
+
+	for (ipm = 0; ipm < 2; ipm++) {
+		if (arm) {
+			err = kp_ftrace_flush_arm(ipm);
+			ret = ret ?: err;
+		} else {
+			kp_ftrace_flush_disarm(ipm);
+		}
+		list_for_each_entry_safe(s, tmp, arm ? &kp_ft_to_arm[ipm] :
+					 &kp_ft_to_disarm[ipm], poke)
+			list_del_init(&s->poke);
+	}
+	return ret;
+}
+
 /**
  * kprobe_ftrace_ops_acts() - should a call of the ftrace handler fire @s?
  * @s: the site of the traced address
@@ -942,11 +1098,90 @@ static int kp_ftrace_rehook(struct kprobe_site *s)
 	return -ENODEV;
 }
 
+static int kp_ftrace_queue(struct kprobe_site *s, bool want)
+{
+	return -ENODEV;
+}
+
+static int kp_ftrace_flush(bool arm)
+{
+	return 0;
+}
+
 #endif /* CONFIG_KPROBES_ON_FTRACE */
 
 /* ------------------------------------------------------------------ */
 /* Sites: creation, arming, teardown.  All under kprobe_mutex.          */
 /* ------------------------------------------------------------------ */
+
+/*
+ * Batches.  Between kp_batch_begin() and kp_batch_end(), both under
+ * kprobe_mutex, a breakpoint site whose arming changes only has the change
+ * queued; kp_batch_flush() writes all of them in one pass of the
+ * architecture's (one serialisation of every CPU for the lot).  s->armed
+ * always says what the site should be, and a site is on one of the lists
+ * exactly while its text says otherwise.  Ftrace sites are not deferred.
+ *
+ * What a hit sees meanwhile: a site is hashed, its copy prepared and its
+ * probe on its list before its int3 can be written, and stays hashed with
+ * its copy until its int3 is gone (kp_site_release_if_empty() flushes
+ * first), so a CPU meeting any int3 of the batch, before or after its
+ * write reached that CPU, finds a complete site.  A probe that is not
+ * armed yet simply does not fire; nothing exists in between.
+ */
+static bool kp_batching;
+static LIST_HEAD(kp_to_arm);
+static LIST_HEAD(kp_to_disarm);
+
+static void kp_batch_begin(void)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	kp_batching = true;
+}
+
+/*
+ * Write every queued change now: one filter update per ftrace ops and
+ * direction, one text-patching pass each way for the breakpoints.
+ * Return: 0, or ftrace's error when it refused to hook sites; those are
+ * left disarmed (s->armed false) with their probes still on them, for the
+ * caller to deal with.
+ */
+static int kp_batch_flush(void)
+{
+	struct kprobe_site *s, *tmp;
+	int ret;
+
+	lockdep_assert_held(&kprobe_mutex);
+	kp_ftrace_flush(false);
+	if (!list_empty(&kp_to_disarm))
+		arch_disarm_kprobe_sites(&kp_to_disarm);
+	ret = kp_ftrace_flush(true);
+	if (!list_empty(&kp_to_arm))
+		arch_arm_kprobe_sites(&kp_to_arm);
+	list_for_each_entry_safe(s, tmp, &kp_to_disarm, poke)
+		list_del_init(&s->poke);
+	list_for_each_entry_safe(s, tmp, &kp_to_arm, poke)
+		list_del_init(&s->poke);
+	return ret;
+}
+
+/* Armed as asked when it returns, like the one-by-one paths. */
+static int kp_batch_end(void)
+{
+	int ret = kp_batch_flush();
+
+	kp_batching = false;
+	return ret;
+}
+
+/* @s's int3 should now be @arm: queue the change, or cancel a queued one. */
+static void kp_batch_queue(struct kprobe_site *s, bool arm)
+{
+	if (!list_empty(&s->poke))
+		list_del_init(&s->poke);	/* the text already says @arm */
+	else
+		list_add_tail(&s->poke, arm ? &kp_to_arm : &kp_to_disarm);
+}
 
 static bool kp_site_wants_arming(struct kprobe_site *s)
 {
@@ -970,17 +1205,28 @@ static int kp_site_sync(struct kprobe_site *s)
 	int ret = 0;
 
 	lockdep_assert_held(&kprobe_mutex);
+	if (s->ftrace && kp_batching)
+		return kp_ftrace_queue(s, want);
 	if (s->ftrace && want && s->armed)
 		return kp_ftrace_rehook(s);
 	if (want != s->armed) {
 		if (s->ftrace) {
 			ret = want ? kp_ftrace_arm(s) : kp_ftrace_disarm(s);
-		} else if (want) {
-			arch_arm_kprobe_site(s);
 		} else {
 			/* The jump sits in front of the breakpoint. */
-			kprobe_opt_stop(s);
-			arch_disarm_kprobe_site(s);
+			if (!want)
+				kprobe_opt_stop(s);
+			/*
+			 * A queued arm leaves s->armed ahead of the text; the
+			 * optimizer only writes a jump under the mutex, after
+			 * kp_batch_end() has put the int3 in.
+			 */
+			if (kp_batching)
+				kp_batch_queue(s, want);
+			else if (want)
+				arch_arm_kprobe_site(s);
+			else
+				arch_disarm_kprobe_site(s);
 		}
 		if (!ret)
 			s->armed = want;
@@ -998,6 +1244,7 @@ static struct kprobe_site *kp_site_new(kprobe_opcode_t *addr)
 		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&s->probes);
 	INIT_LIST_HEAD(&s->opt_list);
+	INIT_LIST_HEAD(&s->poke);
 	s->addr = addr;
 	s->ftrace = kp_is_ftrace_site(addr);
 	ret = s->ftrace ? 0 : arch_prepare_kprobe_site(s);
@@ -1060,7 +1307,13 @@ static bool kp_site_release_if_empty(struct kprobe_site *s)
 {
 	if (!list_empty(&s->probes))
 		return false;
-	hlist_del_rcu(&s->hash);
+	/*
+	 * The hit path must find the site as long as its int3 may be seen;
+	 * callers flush first, this is a safety net.
+	 */
+	if (WARN_ON_ONCE(!list_empty(&s->poke)))
+		kp_batch_flush();
+	hlist_del_init_rcu(&s->hash);
 	kprobe_opt_neighbours((unsigned long)s->addr);
 	return true;
 }
@@ -1119,48 +1372,41 @@ undo_post:
 }
 
 /*
- * Take @p off its site, disarming the site when nothing enabled is left.
- * Return: the site when it became empty and must be freed after a grace
- * period, NULL otherwise.
+ * Take @p off its site, disarming the site (or queueing that, in a batch)
+ * when nothing enabled is left.  The site stays hashed.
  */
-static struct kprobe_site *kp_detach(struct kprobe_site *s, struct kprobe *p)
+static void kp_detach(struct kprobe_site *s, struct kprobe *p)
 {
 	lockdep_assert_held(&kprobe_mutex);
 	list_del_rcu(&p->list);
 	if (p->post_handler)
 		WRITE_ONCE(s->nr_post, s->nr_post - 1);
 	kp_site_sync(s);
-	return kp_site_release_if_empty(s) ? s : NULL;
 }
 
 /* ------------------------------------------------------------------ */
 /* Registration.                                                        */
 /* ------------------------------------------------------------------ */
 
-static int kp_register_one(struct kprobe *p)
+static int kp_register_locked(struct kprobe *p)
 {
 	bool on_func_entry = false;
 	kprobe_opcode_t *addr;
 	struct module *mod;
 	int ret;
 
-	if (!kprobes_ready)
-		return -EBUSY;
-
+	lockdep_assert_held(&kprobe_mutex);
 	addr = kp_resolve(p->addr, p->symbol_name, p->offset, &on_func_entry);
 	if (IS_ERR(addr))
 		return PTR_ERR(addr);
 
-	mutex_lock(&kprobe_mutex);
 	p->addr = addr;
-	if (kp_site_of(p)) {
-		ret = -EINVAL;		/* this very struct is registered */
-		goto out_unlock;
-	}
+	if (kp_site_of(p))
+		return -EINVAL;		/* this very struct is registered */
 
 	ret = kp_check_text(addr, &mod);
 	if (ret)
-		goto out_unlock;
+		return ret;
 
 	p->flags &= KPROBE_FLAG_DISABLED;
 	if (on_func_entry)
@@ -1179,7 +1425,17 @@ static int kp_register_one(struct kprobe *p)
 	}
 out_put:
 	module_put(mod);
-out_unlock:
+	return ret;
+}
+
+static int kp_register_one(struct kprobe *p)
+{
+	int ret;
+
+	if (!kprobes_ready)
+		return -EBUSY;
+	mutex_lock(&kprobe_mutex);
+	ret = kp_register_locked(p);
 	mutex_unlock(&kprobe_mutex);
 	return ret;
 }
@@ -1206,20 +1462,6 @@ int register_kprobe(struct kprobe *p)
 }
 EXPORT_SYMBOL_GPL(register_kprobe);
 
-/*
- * First half of unregistering: off the site (disarmed if nothing enabled
- * is left there).  Returns the site if it must be freed, an ERR_PTR when
- * @p was not registered.
- */
-static struct kprobe_site *kp_unregister_begin(struct kprobe *p)
-{
-	struct kprobe_site *s = kp_site_of(p);
-
-	if (!s)
-		return ERR_PTR(-EINVAL);
-	return kp_detach(s, p);
-}
-
 /* Second half, after a grace period: nothing can be using @p any more. */
 static void kp_unregister_finish(struct kprobe *p)
 {
@@ -1238,31 +1480,48 @@ static inline void kp_kretprobe_detach(struct kprobe *p) { }
 static inline void kp_kretprobe_retire(struct kprobe *p) { }
 #endif
 
-/* Unregister @num probes, waiting for a single grace period. */
-static void kp_unregister_many(struct kprobe **kps, int num)
+/*
+ * First half of unregistering @num probes, under kprobe_mutex and in a
+ * batch: take them off their sites, disarm in one pass what is left
+ * without an enabled probe, then unhash the sites left empty (onto
+ * @dead).  Probes that are not registered get their addr cleared.  No
+ * handler of theirs can start once this returns; one may still be running
+ * until a grace period has passed.
+ */
+static void kp_unregister_locked(struct kprobe **kps, int num,
+				 struct list_head *dead)
 {
-	struct kprobe_site *s, *tmp;
-	LIST_HEAD(dead);
+	struct kprobe_site *s;
 	int i;
 
-	if (num <= 0)
-		return;
-
-	mutex_lock(&kprobe_mutex);
+	lockdep_assert_held(&kprobe_mutex);
 	for (i = 0; i < num; i++) {
-		s = kp_unregister_begin(kps[i]);
-		if (IS_ERR(s)) {
+		s = kp_site_of(kps[i]);
+		if (!s) {
 			/* Not registered: say so, as the API promises. */
 			kps[i]->addr = NULL;
 			continue;
 		}
+		kp_detach(s, kps[i]);
 		kp_kretprobe_detach(kps[i]);
-		if (s)
-			list_add(&s->reap, &dead);
 	}
-	mutex_unlock(&kprobe_mutex);
+	kp_batch_flush();
+	for (i = 0; i < num; i++) {
+		if (!kps[i]->addr)
+			continue;
+		s = kps[i]->site;
+		/* Several probes of the batch may share it. */
+		if (!hlist_unhashed(&s->hash) && kp_site_release_if_empty(s))
+			list_add(&s->reap, dead);
+	}
+}
 
-	synchronize_rcu();
+/* Second half, after the grace period. */
+static void kp_unregister_done(struct kprobe **kps, int num,
+			       struct list_head *dead)
+{
+	struct kprobe_site *s, *tmp;
+	int i;
 
 	for (i = 0; i < num; i++) {
 		if (!kps[i]->addr)
@@ -1270,8 +1529,73 @@ static void kp_unregister_many(struct kprobe **kps, int num)
 		kp_kretprobe_retire(kps[i]);
 		kp_unregister_finish(kps[i]);
 	}
-	list_for_each_entry_safe(s, tmp, &dead, reap)
+	list_for_each_entry_safe(s, tmp, dead, reap)
 		kp_site_free(s);
+}
+
+/* Unregister @num probes: one text-patching pass, one grace period. */
+static void kp_unregister_many(struct kprobe **kps, int num)
+{
+	LIST_HEAD(dead);
+
+	if (num <= 0)
+		return;
+
+	mutex_lock(&kprobe_mutex);
+	kp_batch_begin();
+	kp_unregister_locked(kps, num, &dead);
+	kp_batch_end();
+	mutex_unlock(&kprobe_mutex);
+
+	synchronize_rcu();
+	kp_unregister_done(kps, num, &dead);
+}
+
+/*
+ * Register @num probes in one batch: every site is prepared and every
+ * probe is on its site's list before the first int3 is written, and all
+ * are written in one pass.  On a failure the probes registered so far
+ * are taken off again before their int3s were ever written (the queued
+ * arms cancel out), so nothing of the batch stays and, at a new site, no
+ * CPU ever ran one of its handlers.
+ */
+static int kp_register_many(struct kprobe **kps, int num)
+{
+	LIST_HEAD(dead);
+	int i, ret = 0;
+
+	if (num <= 0)
+		return -EINVAL;
+	if (!kprobes_ready)
+		return -EBUSY;
+
+	mutex_lock(&kprobe_mutex);
+	kp_batch_begin();
+	for (i = 0; i < num; i++) {
+		ret = kp_register_locked(kps[i]);
+		if (ret)
+			break;
+		/* Long batches: let others run (kprobe_mutex is a mutex). */
+		cond_resched();
+	}
+	if (!ret) {
+		/* ftrace may refuse the hooks now: then undo the lot. */
+		ret = kp_batch_flush();
+		if (ret)
+			i = num;
+	}
+	if (ret)
+		kp_unregister_locked(kps, i, &dead);
+	kp_batch_end();
+	mutex_unlock(&kprobe_mutex);
+
+	if (ret) {
+		/* A probe joining an armed site may have fired meanwhile. */
+		synchronize_rcu();
+		kp_unregister_done(kps, i, &dead);
+		pr_debug("batch of %d refused at probe %d: %d\n", num, i, ret);
+	}
+	return ret;
 }
 
 /**
@@ -1303,23 +1627,15 @@ EXPORT_SYMBOL_GPL(unregister_kprobes);
  * @kps: the probes
  * @num: how many
  *
+ * All are armed in one text-patching pass; a hit meanwhile finds each of
+ * them either not armed yet or fully in place.
+ *
  * Return: 0, or the error of the first probe that failed, in which case
- * the ones before it have been unregistered again.
+ * none of them is registered.
  */
 int register_kprobes(struct kprobe **kps, int num)
 {
-	int i, ret;
-
-	if (num <= 0)
-		return -EINVAL;
-	for (i = 0; i < num; i++) {
-		ret = register_kprobe(kps[i]);
-		if (ret) {
-			unregister_kprobes(kps, i);
-			return ret;
-		}
-	}
-	return 0;
+	return kp_register_many(kps, num);
 }
 EXPORT_SYMBOL_GPL(register_kprobes);
 
@@ -1373,6 +1689,83 @@ int enable_kprobe(struct kprobe *kp)
 	return ret;
 }
 EXPORT_SYMBOL_GPL(enable_kprobe);
+
+/* Enable or disable @num probes under kprobe_mutex, in one batch. */
+static int kp_toggle_many(struct kprobe **kps, int num, bool enable)
+{
+	struct kprobe_site *s;
+	int i, ret, first = 0;
+
+	if (num <= 0)
+		return -EINVAL;
+	mutex_lock(&kprobe_mutex);
+	kp_batch_begin();
+	for (i = 0; i < num; i++) {
+		s = kp_site_of(kps[i]);
+		if (!s || (enable && kprobe_gone(kps[i]))) {
+			ret = -EINVAL;
+		} else if (enable) {
+			kps[i]->flags &= ~KPROBE_FLAG_DISABLED;
+			ret = kp_site_sync(s);
+			if (ret)
+				kps[i]->flags |= KPROBE_FLAG_DISABLED;
+		} else {
+			kps[i]->flags |= KPROBE_FLAG_DISABLED;
+			ret = kp_site_sync(s);
+		}
+		if (ret && !first)
+			first = ret;
+	}
+	ret = kp_batch_end();
+	if (ret && enable) {
+		/* What ftrace would not hook stays disabled, as one by one. */
+		for (i = 0; i < num; i++) {
+			s = kp_site_of(kps[i]);
+			if (s && !s->armed && !kprobe_disabled(kps[i]) &&
+			    kp_site_wants_arming(s)) {
+				kps[i]->flags |= KPROBE_FLAG_DISABLED;
+				first = first ?: ret;
+			}
+		}
+	}
+	mutex_unlock(&kprobe_mutex);
+	return first;
+}
+
+/**
+ * enable_kprobes() - enable several probes in one text-patching pass
+ * @kps: registered probes
+ * @num: how many
+ *
+ * Our extension: enable_kprobe() on each of them, with every breakpoint
+ * written in one pass.  A probe that cannot be enabled stays disabled and
+ * does not stop the others.
+ *
+ * Return: 0, or the first error enable_kprobe() would have returned.
+ */
+int enable_kprobes(struct kprobe **kps, int num)
+{
+	return kp_toggle_many(kps, num, true);
+}
+EXPORT_SYMBOL_GPL(enable_kprobes);
+
+/**
+ * disable_kprobes() - disable several probes in one text-patching pass
+ * @kps: registered probes
+ * @num: how many
+ *
+ * Our extension: disable_kprobe() on each of them, with every breakpoint
+ * removed in one pass.  As with disable_kprobe(), a handler that already
+ * started may still be running when it returns.
+ *
+ * Return: 0, or -EINVAL when one of them is not registered (the others
+ * are disabled all the same).
+ */
+int disable_kprobes(struct kprobe **kps, int num)
+{
+	return kp_toggle_many(kps, num, false);
+}
+EXPORT_SYMBOL_GPL(disable_kprobes);
 
 /**
  * get_kprobe() - the first probe registered at an address
@@ -1783,18 +2176,47 @@ EXPORT_SYMBOL_GPL(register_kretprobe);
  */
 int register_kretprobes(struct kretprobe **rps, int num)
 {
-	int i, ret;
+	struct kprobe **kps;
+	bool registered = false;
+	int i, ret = 0;
 
 	if (num <= 0)
 		return -EINVAL;
-	for (i = 0; i < num; i++) {
-		ret = register_kretprobe(rps[i]);
-		if (ret) {
-			unregister_kretprobes(rps, i);
-			return ret;
-		}
+	kps = kvmalloc_array(num, sizeof(*kps), GFP_KERNEL);
+	if (!kps)
+		return -ENOMEM;
+
+	/* Preparing a registered one would take its instances from it. */
+	mutex_lock(&kprobe_mutex);
+	for (i = 0; i < num && !registered; i++)
+		registered = rps[i]->rph && kp_site_of(&rps[i]->kp);
+	mutex_unlock(&kprobe_mutex);
+	if (registered) {
+		ret = -EINVAL;
+		goto out;
 	}
-	return 0;
+
+	for (i = 0; i < num; i++)
+		rps[i]->rph = NULL;	/* none is registered */
+	for (i = 0; i < num; i++) {
+		ret = kp_kretprobe_prepare(rps[i]);
+		if (ret)
+			break;
+		kps[i] = &rps[i]->kp;
+	}
+	if (!ret)
+		ret = kp_register_many(kps, num);
+	/*
+	 * On failure the registered ones were retired (rph cleared); the
+	 * others still hold what kp_kretprobe_prepare() gave them.
+	 */
+	if (ret)
+		for (i = 0; i < num; i++)
+			if (rps[i]->rph)
+				kp_kretprobe_abort(rps[i]);
+out:
+	kvfree(kps);
+	return ret;
 }
 EXPORT_SYMBOL_GPL(register_kretprobes);
 
@@ -1825,7 +2247,7 @@ void unregister_kretprobes(struct kretprobe **rps, int num)
 
 	if (num <= 0)
 		return;
-	kps = kmalloc_array(num, sizeof(*kps), GFP_KERNEL);
+	kps = kvmalloc_array(num, sizeof(*kps), GFP_KERNEL);
 	if (!kps) {
 		for (i = 0; i < num; i++)
 			unregister_kretprobe(rps[i]);
@@ -1834,7 +2256,7 @@ void unregister_kretprobes(struct kretprobe **rps, int num)
 	for (i = 0; i < num; i++)
 		kps[i] = &rps[i]->kp;
 	kp_unregister_many(kps, num);
-	kfree(kps);
+	kvfree(kps);
 }
 EXPORT_SYMBOL_GPL(unregister_kretprobes);
 
@@ -1986,10 +2408,16 @@ static int kp_arm_all(bool disarmed)
 	mutex_lock(&kprobe_mutex);
 	if (kprobes_all_disarmed != disarmed) {
 		kprobes_all_disarmed = disarmed;
+		kp_batch_begin();
 		for (b = 0; b < ARRAY_SIZE(kprobe_sites); b++)
 			hlist_for_each_entry(s, &kprobe_sites[b], hash)
 				if (kp_site_sync(s))
 					failed++;
+		if (kp_batch_end())
+			for (b = 0; b < ARRAY_SIZE(kprobe_sites); b++)
+				hlist_for_each_entry(s, &kprobe_sites[b], hash)
+					if (s->armed != kp_site_wants_arming(s))
+						failed++;
 		pr_info("kprobes globally %s\n", disarmed ? "disarmed" : "armed");
 	}
 	mutex_unlock(&kprobe_mutex);

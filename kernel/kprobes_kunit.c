@@ -1609,6 +1609,193 @@ static int kpk_churn_round(int round)
 	return err;
 }
 
+/*
+ * A bad kprobe in the middle of a batch: none of the batch stays, the
+ * breakpoints it queued were never written, and a kprobe that was already
+ * on one of its addresses is untouched.
+ */
+static void kpk_test_batch_atomic(struct kunit *test)
+{
+	unsigned long mov = kpk_point(KPK_add_mov);
+	unsigned long jcc = kpk_point(KPK_jcc_near);
+	u8 mov_byte = *(u8 *)mov, jcc_byte = *(u8 *)jcc;
+	struct kprobe *q, *found;
+	int i, ret;
+
+	/* Already on add_add: that site is armed before the batch. */
+	q = kpk_probe(5, (void *)kpk_point(KPK_add_add), NULL, 0, false, 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, q), 0);
+
+	kpk_batch[0] = kpk_probe(0, (void *)mov, NULL, 0, false, 0);
+	kpk_batch[1] = kpk_probe(1, q->addr, NULL, 0, true, 0);
+	kpk_batch[2] = kpk_probe(2, kpkunit_forbidden, NULL, 0, false, 0);
+	kpk_batch[3] = kpk_probe(3, (void *)jcc, NULL, 0, false, 0);
+	kpk_batch[4] = kpk_probe(4, NULL, "kpkunit_target_b", 0, false, 0);
+	ret = register_kprobes(kpk_batch, 5);
+	if (!ret)
+		unregister_kprobes(kpk_batch, 5);
+	KUNIT_EXPECT_EQ(test, ret, -EINVAL);
+
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_NULL_MSG(test, kpk_batch[i]->site, "kprobe %d", i);
+	KUNIT_EXPECT_EQ(test, *(u8 *)mov, mov_byte);
+	KUNIT_EXPECT_EQ(test, *(u8 *)jcc, jcc_byte);
+	preempt_disable();
+	found = get_kprobe((void *)mov);
+	preempt_enable();
+	KUNIT_EXPECT_NULL(test, found);
+
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_add, 2), 7L);
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_jcc, 2),
+			kpk_model(kpkunit_asm_jcc, 2));
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 2),
+			kpk_model(kpkunit_target_b, 2));
+	kpk_expect_hits(test, (int[]){ 0, 0, 0, 0, 0, 1 },
+			(int[]){ 0, 0, 0, 0, 0, 0 }, 6);
+
+	/* The same batch without the bad one goes in whole. */
+	kpk_batch[2] = kpk_probe(2, NULL, "kpkunit_target_c", 0, false, 0);
+	kpk_probe(0, (void *)mov, NULL, 0, false, 0);
+	kpk_probe(1, q->addr, NULL, 0, true, 0);
+	kpk_probe(3, (void *)jcc, NULL, 0, false, 0);
+	kpk_probe(4, NULL, "kpkunit_target_b", 0, false, 0);
+	kpk_batch_n = 5;
+	KUNIT_ASSERT_EQ(test, register_kprobes(kpk_batch, 5), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+				kpk_unregister_batch_action, NULL), 0);
+	kpk_call(kpkunit_asm_add, 2);
+	kpk_call(kpkunit_asm_jcc, 2);
+	kpk_call(kpkunit_target_b, 2);
+	kpk_call(kpkunit_target_c, 2);
+	kpk_expect_hits(test, (int[]){ 1, 1, 1, 1, 1, 2 },
+			(int[]){ 0, 1, 0, 0, 0, 0 }, 6);
+
+	/* disable_kprobes()/enable_kprobes(): one pass each way. */
+	KUNIT_EXPECT_EQ(test, disable_kprobes(kpk_batch, 5), 0);
+	KUNIT_EXPECT_EQ(test, *(u8 *)mov, mov_byte);
+	kpk_call(kpkunit_asm_add, 2);
+	kpk_call(kpkunit_target_b, 2);
+	kpk_expect_hits(test, (int[]){ 1, 1, 1, 1, 1, 3 },
+			(int[]){ 0, 1, 0, 0, 0, 0 }, 6);
+	KUNIT_EXPECT_EQ(test, enable_kprobes(kpk_batch, 5), 0);
+	kpk_call(kpkunit_asm_add, 2);
+	kpk_call(kpkunit_target_b, 2);
+	kpk_expect_hits(test, (int[]){ 2, 2, 1, 1, 2, 4 },
+			(int[]){ 0, 2, 0, 0, 0, 0 }, 6);
+	kunit_release_action(test, kpk_unregister_batch_action, NULL);
+	KUNIT_EXPECT_EQ(test, *(u8 *)mov, mov_byte);
+	KUNIT_EXPECT_EQ(test, *(u8 *)jcc, jcc_byte);
+	/* Not registered any more: refused. */
+	KUNIT_EXPECT_EQ(test, enable_kprobes(kpk_batch, 1), -EINVAL);
+}
+
+#define KPK_BATCH_ROUNDS	30
+
+/* One round of batch_concurrent: register, toggle, remove the batch. */
+static int kpk_batch_round(int round)
+{
+	u32 off = round & 1 ? KPROBE_FLAG_DISABLED : 0;
+	int err;
+
+	kpk_batch[0] = kpk_probe(0, (void *)kpk_point(KPK_add_mov), NULL, 0,
+				 false, off);
+	kpk_batch[1] = kpk_probe(1, (void *)kpk_point(KPK_add_add), NULL, 0,
+				 round & 2, off);
+	kpk_batch[2] = kpk_probe(2, NULL, "kpkunit_target_b", 0, round & 2,
+				 off);
+	err = register_kprobes(kpk_batch, 3);
+	if (err)
+		return err;
+	if (off)
+		err = enable_kprobes(kpk_batch, 3);
+	if (!err)
+		err = disable_kprobes(kpk_batch, 3);
+	if (!err)
+		err = enable_kprobes(kpk_batch, 3);
+	if (!stress && !kpk_park_workers())
+		err = err ?: -ETIMEDOUT;
+	unregister_kprobes(kpk_batch, 3);
+	kpk_unpark_workers();
+	return err;
+}
+
+/*
+ * Batches armed, toggled and removed while each CPU runs through every
+ * probed address: results stay right, every handler sees a whole probe
+ * (kpk_pre checks regs->ip, kpk_index the probe), and once the batch is in
+ * place every call is seen.
+ */
+static void kpk_test_batch_concurrent(struct kunit *test)
+{
+	unsigned long calls = 0, bad = 0, add_calls = 0, b_calls = 0;
+	int cpu[2], i, round, err = 0;
+	bool joined;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two online CPUs");
+	cpu[0] = cpumask_first(cpu_online_mask);
+	cpu[1] = cpumask_next(cpu[0], cpu_online_mask);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+				kpk_workers_action, NULL), 0);
+
+	/* Phase 1: churn.  No ASSERT until the workers are joined. */
+	for (i = 0; i < 4 && !err; i++)
+		err = kpk_worker_start(&kpk_workers[i],
+				       i < 2 ? kpkunit_asm_add :
+					       kpkunit_target_b,
+				       (i & 1) << 20, ULONG_MAX, cpu[i & 1]);
+	for (round = 0; round < KPK_BATCH_ROUNDS && !err; round++)
+		err = kpk_batch_round(round);
+	joined = kpk_stop_workers(4, &calls, &bad);
+	KUNIT_EXPECT_EQ_MSG(test, err, 0, "round %d", round);
+	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker threads did not finish");
+	KUNIT_EXPECT_EQ(test, bad, 0UL);
+	KUNIT_EXPECT_LE(test, (unsigned long)kpk_pre_hits(0), calls);
+
+	/* Phase 2: a batch in place sees every call on both CPUs. */
+	for (i = 0; i < 3; i++) {
+		atomic_set(&kpk_seen.pre[i], 0);
+		atomic_set(&kpk_seen.post[i], 0);
+	}
+	WRITE_ONCE(kpk_stop, false);
+	kpk_batch[0] = kpk_probe(0, (void *)kpk_point(KPK_add_mov), NULL, 0,
+				 false, 0);
+	kpk_batch[1] = kpk_probe(1, (void *)kpk_point(KPK_add_add), NULL, 0,
+				 true, 0);
+	kpk_batch[2] = kpk_probe(2, NULL, "kpkunit_target_b", 0, false, 0);
+	kpk_batch_n = 3;
+	KUNIT_ASSERT_EQ(test, register_kprobes(kpk_batch, 3), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+				kpk_unregister_batch_action, NULL), 0);
+	for (i = 0, err = 0; i < 4 && !err; i++)
+		err = kpk_worker_start(&kpk_workers[i],
+				       i < 2 ? kpkunit_asm_add :
+					       kpkunit_target_b,
+				       (i & 1) << 20, KPK_STEADY_CALLS,
+				       cpu[i & 1]);
+	joined = kpk_join_all();
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker threads did not finish");
+	bad = 0;
+	for (i = 0; i < 4; i++) {
+		if (i < 2)
+			add_calls += kpk_workers[i].calls;
+		else
+			b_calls += kpk_workers[i].calls;
+		bad += kpk_workers[i].bad;
+	}
+	KUNIT_EXPECT_EQ(test, add_calls, 2UL * KPK_STEADY_CALLS);
+	KUNIT_EXPECT_EQ(test, b_calls, 2UL * KPK_STEADY_CALLS);
+	KUNIT_EXPECT_EQ(test, bad, 0UL);
+	KUNIT_EXPECT_EQ(test, (unsigned long)kpk_pre_hits(0), add_calls);
+	KUNIT_EXPECT_EQ(test, (unsigned long)kpk_pre_hits(1), add_calls);
+	KUNIT_EXPECT_EQ(test, (unsigned long)kpk_post_hits(1), add_calls);
+	KUNIT_EXPECT_EQ(test, (unsigned long)kpk_pre_hits(2), b_calls);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, kpk_batch[i]->nmissed, 0UL);
+	kunit_release_action(test, kpk_unregister_batch_action, NULL);
+}
+
 /* Arm, disarm and remove a kprobe while two CPUs keep running through it. */
 static void kpk_test_concurrent(struct kunit *test)
 {
@@ -1869,6 +2056,8 @@ static struct kunit_case kpk_core_cases[] = {
 	KUNIT_CASE(kpk_test_batch_error),
 	KUNIT_CASE(kpk_test_batch_many),
 	KUNIT_CASE_SLOW(kpk_test_concurrent),
+	KUNIT_CASE(kpk_test_batch_atomic),
+	KUNIT_CASE_SLOW(kpk_test_batch_concurrent),
 	{}
 };
 

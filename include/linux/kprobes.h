@@ -217,6 +217,7 @@ struct kprobe_site {
 	bool			opt_used;
 	struct list_head	reap;
 	struct list_head	opt_list;
+	struct list_head	poke;	/* arming queued in a batch */
 	struct arch_kprobe_site	arch;
 };
 
@@ -315,6 +316,12 @@ int arch_prepare_kprobe_site(struct kprobe_site *s);
 void arch_release_kprobe_site(struct kprobe_site *s);
 void arch_arm_kprobe_site(struct kprobe_site *s);
 void arch_disarm_kprobe_site(struct kprobe_site *s);
+/*
+ * The same for every site on @sites (linked by poke), in one pass: when
+ * they return, every CPU sees every site changed.
+ */
+void arch_arm_kprobe_sites(struct list_head *sites);
+void arch_disarm_kprobe_sites(struct list_head *sites);
 kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
 					 unsigned long offset,
 					 bool *on_func_entry);
@@ -434,6 +441,8 @@ void unregister_kretprobes(struct kretprobe **rps, int num);
 
 int disable_kprobe(struct kprobe *kp);
 int enable_kprobe(struct kprobe *kp);
+int disable_kprobes(struct kprobe **kps, int num);
+int enable_kprobes(struct kprobe **kps, int num);
 
 void kprobe_free_init_mem(void);
 void dump_kprobe(struct kprobe *kp);
@@ -470,6 +479,14 @@ static inline int register_kprobe(struct kprobe *p) { return -EOPNOTSUPP; }
 static inline void unregister_kprobe(struct kprobe *p) { }
 static inline int enable_kprobe(struct kprobe *kp) { return -EOPNOTSUPP; }
 static inline int disable_kprobe(struct kprobe *kp) { return -EOPNOTSUPP; }
+static inline int enable_kprobes(struct kprobe **kps, int num)
+{
+	return -EOPNOTSUPP;
+}
+static inline int disable_kprobes(struct kprobe **kps, int num)
+{
+	return -EOPNOTSUPP;
+}
 
 static inline int register_kprobes(struct kprobe **kps, int num)
 {

@@ -38,6 +38,14 @@ COVER = [
     ("ftrace", "ftrace-based"),
     ("optimized", "optimized"),
 ]
+EVERY = [
+    ("every.sift", "every function entry: finding what the kernel refuses "
+     "by halving register_kprobes()", "s"),
+    ("every.reg", "every function entry: one register_kprobes(), until "
+     "armed", "s"),
+    ("every.hits", "every function entry: hits under the workload", "hits"),
+    ("every.unreg", "every function entry: one unregister_kprobes()", "s"),
+]
 
 
 def rows():
@@ -53,6 +61,8 @@ def rows():
         for key, w in COVER:
             yield "cover.%s.%s" % (where, key), "icount", \
                 "coverage, %s: %s" % (what, w), "probes"
+    for key, what, unit in EVERY:
+        yield key, "icount", what, unit
     for key, what in HITS:
         yield key, "wall", "hit cost: " + what, "ns (wall)"
     for key, what in HITS:
@@ -176,7 +186,7 @@ def main():
         table.append((measure, unit, s, o, ratio(s, o)))
         said = ["%s: %s" % (side, brief(note))
                 for side, note in (("stock", sn), ("ours", on))
-                if brief(note) and (key.startswith(("reg", "cover")) or
+                if brief(note) and (key.startswith(("reg", "cover", "every")) or
                                     "hits of" in note)]
         if said:
             notes.append("%s (%s): %s" % (measure, unit, "; ".join(said)))

@@ -268,6 +268,48 @@ void arch_disarm_kprobe_site(struct kprobe_site *s)
 }
 
 /*
+ * Many sites at once: every first byte is written, then a single
+ * text_poke_sync() makes every CPU see all of them.  Each write is one
+ * byte, which a CPU fetches whole: until the sync, a CPU running one of
+ * these instructions sees the old byte or the new one, and both are valid
+ * (the int3 of a site whose copy and handlers are in place, or the
+ * original instruction), so no CPU can be caught between two steps.  This
+ * is the first and the last step of text_poke_bp_batch(), which has
+ * nothing to do in between for a one-byte change.  text_poke_queue()
+ * itself wants each new instruction whole, which the first byte of the
+ * original one is not.
+ */
+static void kp_poke_sites(struct list_head *sites, bool arm)
+{
+	static const u8 int3 = INT3_INSN_OPCODE;
+	struct kprobe_site *s;
+
+	mutex_lock(&text_mutex);
+	list_for_each_entry(s, sites, poke)
+		text_poke(s->addr, arm ? &int3 : &s->arch.opcode, 1);
+	text_poke_sync();
+	mutex_unlock(&text_mutex);
+	list_for_each_entry(s, sites, poke) {
+		if (arm)
+			perf_event_text_poke(s->addr, &s->arch.opcode, 1,
+					     &int3, 1);
+		else
+			perf_event_text_poke(s->addr, &int3, 1,
+					     &s->arch.opcode, 1);
+	}
+}
+
+void arch_arm_kprobe_sites(struct list_head *sites)
+{
+	kp_poke_sites(sites, true);
+}
+
+void arch_disarm_kprobe_sites(struct list_head *sites)
+{
+	kp_poke_sites(sites, false);
+}
+
+/*
  * Text no probe may go into: the entry code (runs before the kernel's state
  * is set up), noinstr code (also the idle loop; runs where RCU may not be
  * watching) and anything placed in the kprobes section.

@@ -471,7 +471,18 @@ static int kp_fill_slot(struct kprobe_site *s, const u8 *buf,
 		free_insn_slot(slot, 0);
 		return ret;
 	}
-	kp_write_text(slot, out, KPROBE_INSN_SLOT_SIZE);
+	/*
+	 * No text_poke_sync() of its own: a CPU only ever enters the slot
+	 * from the site's int3, and writing that int3 (alone or in a batch)
+	 * ends with one, which serialises every CPU after this write too; a
+	 * CPU that meets the int3 before that sync enters the slot by the
+	 * IRET of the trap, which serialises it as well.  The slot was free,
+	 * so no CPU is running an older copy there.
+	 */
+	mutex_lock(&text_mutex);
+	text_poke(slot, out, KPROBE_INSN_SLOT_SIZE);
+	mutex_unlock(&text_mutex);
+	perf_event_text_poke(slot, NULL, 0, out, KPROBE_INSN_SLOT_SIZE);
 	s->arch.slot = slot;
 	return 0;
 }

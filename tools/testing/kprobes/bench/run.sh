@@ -4,7 +4,8 @@
 # results are the module's "kpbench: ..." console lines.
 #
 # kpbench.<param>=<value> on the kernel command line goes to insmod, except
-# kpbench.set=<list>: which groups to run, of hits,reg,cover (default all).
+# kpbench.set=<list>: which groups to run, of hits,reg,cover,every (default
+# all).
 # No -e: a measure that fails says so and the others still run.
 set -u
 
@@ -22,7 +23,7 @@ run() {
 
 args=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^kpbench\.//p' | grep -v '^set=' | tr '\n' ' ')
 groups=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^kpbench\.set=//p')
-groups=,${groups:-hits,reg,cover},
+groups=,${groups:-hits,reg,cover,every},
 want() {
 	case $groups in *,$1,*) return 0 ;; esac
 	return 1
@@ -76,6 +77,35 @@ fi
 if want cover; then
 	run "cover entry"
 	run "cover inner"
+fi
+
+
+# Every function entry at once: the candidates outside the blacklisted
+# ranges (one pass over both, sorted by address), armed with one call while
+# a workload runs, the per-probe counts read from debugfs "stats" (ours
+# only) before the probes go.
+if want every; then
+	sed -n 's/^0x\([0-9a-f]*\)-0x\([0-9a-f]*\).*/\1 B \2/p' \
+		/sys/kernel/debug/kprobes/blacklist > /tmp/kpbench.bl
+	sed 's/$/ S/' /tmp/kpbench.syms | cat - /tmp/kpbench.bl | sort |
+		awk '$2 == "B" { if ($3 > end) end = $3; next }
+			$1 >= end { print $1 }' > /tmp/kpbench.every
+	echo "kpbench: every.candidates $(wc -l < /tmp/kpbench.every) entries outside the blacklist"
+	run "clear syms"
+	cat /tmp/kpbench.every > $d/syms
+	run "every on"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	for i in 1 2 3; do
+		ls -l /sys/kernel/debug/kprobes /proc/sys/kernel > /dev/null 2>&1
+		cat /proc/meminfo /proc/stat /proc/interrupts > /dev/null
+		echo "$i" | sort | wc -l > /dev/null
+	done
+	echo "kpbench: every.workload $t0 $(cut -d' ' -f1 /proc/uptime) s (uptime before, after)"
+	st=/sys/kernel/debug/kprobes/stats
+	if [ -r $st ]; then
+		awk '{ n++; h += $(NF - 1) } END { print "kpbench: every.stats " n " probes " h " hits" }' $st
+	fi
+	run "every off"
 fi
 
 rmmod kpbench
