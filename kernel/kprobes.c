@@ -2199,7 +2199,8 @@ int register_kretprobes(struct kretprobe **rps, int num)
 	for (i = 0; i < num; i++)
 		rps[i]->rph = NULL;	/* none is registered */
 	for (i = 0; i < num; i++) {
-		ret = kp_kretprobe_prepare(rps[i]);
+		/* Prepared already: it is in the array twice. */
+		ret = rps[i]->rph ? -EINVAL : kp_kretprobe_prepare(rps[i]);
 		if (ret)
 			break;
 		kps[i] = &rps[i]->kp;

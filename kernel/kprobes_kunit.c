@@ -2648,6 +2648,18 @@ static void kpk_rtest_batch(struct kunit *test)
 			    kpk_returns(1), 0,
 			    "the good kretprobes of a failed batch still fire");
 
+	/* The same kretprobe twice in one batch: refused, nothing stays. */
+	kpk_rp_batch[2] = kpk_rp_batch[0];
+	ret = register_kretprobes(kpk_rp_batch, 3);
+	if (!ret)
+		unregister_kretprobes(kpk_rp_batch, 2);
+	KUNIT_EXPECT_EQ(test, ret, -EINVAL);
+	KUNIT_EXPECT_NULL(test, kpk_rp_batch[0]->rph);
+	KUNIT_EXPECT_NULL(test, kpk_rp_batch[1]->rph);
+	kpk_call(kpkunit_target_a, 1);
+	KUNIT_ASSERT_EQ_MSG(test, kpk_entries(0) + kpk_returns(0), 0,
+			    "a kretprobe of a refused batch fires");
+
 	kpk_rprobe(0, kpkunit_target_a, NULL, 0, true);
 	kpk_rprobe(1, kpkunit_target_b, NULL, 0, false);
 	KUNIT_ASSERT_EQ(test, register_kretprobes(kpk_rp_batch, 2), 0);
