@@ -529,21 +529,17 @@ static bool site_wanted(struct uprobe_site *s, struct mm_struct *mm)
 	return want;
 }
 
-struct site_target {
-	struct mm_struct	*mm;		/* mmget()ed */
-	unsigned long		vaddr;
-};
-
 /*
- * Every process mapping @s, pinned.  Nothing may sleep under i_mmap_rwsem
- * for memory, so count first, allocate, and start over if the count grew.
+ * Every process mapping @s, pinned (mmget()), possibly more than once.
+ * Nothing may sleep under i_mmap_rwsem for memory, so count first,
+ * allocate, and start over if the count grew.
  */
-static struct site_target *collect_targets(struct uprobe_site *s, int *nr)
+static struct mm_struct **collect_targets(struct uprobe_site *s, int *nr)
 {
 	struct address_space *mapping = s->inode->i_mapping;
 	pgoff_t pgoff = s->offset >> PAGE_SHIFT;
 	struct vm_area_struct *vma;
-	struct site_target *t;
+	struct mm_struct **t;
 	int n, cap = 0, i;
 
 	for (;;) {
@@ -570,22 +566,66 @@ static struct site_target *collect_targets(struct uprobe_site *s, int *nr)
 				n = -1;
 				break;
 			}
-			if (!mmget_not_zero(vma->vm_mm))
-				continue;
-			t[n].mm = vma->vm_mm;
-			t[n].vaddr = offset_vaddr(vma, s->offset);
-			n++;
+			if (mmget_not_zero(vma->vm_mm))
+				t[n++] = vma->vm_mm;
 		}
 		i_mmap_unlock_read(mapping);
 		if (n >= 0)
 			break;
 		/* Grew meanwhile: mmput() may sleep, so only now. */
 		for (i = 0; i < cap; i++)
-			mmput(t[i].mm);
+			mmput(t[i]);
 		kvfree(t);
 	}
 	*nr = n;
 	return t;
+}
+
+/* Does @vma map the page of @s? */
+static bool vma_covers(struct vm_area_struct *vma, struct uprobe_site *s)
+{
+	loff_t start = (loff_t)vma->vm_pgoff << PAGE_SHIFT;
+
+	return vma->vm_file && file_inode(vma->vm_file) == s->inode &&
+	       s->offset >= start &&
+	       s->offset < start + (vma->vm_end - vma->vm_start);
+}
+
+/*
+ * Arm @s in every mapping of it in @mm if @uc wants it there (@arm), or
+ * disarm it there if no consumer does; mmap_lock held for writing.  The
+ * mappings are looked up here, not remembered from collect_targets():
+ * the process may have moved one (mremap) in between, and a breakpoint
+ * moves with its page.  A mapping is in the file's i_mmap tree at every
+ * instant of a move (the new one is linked before the old one goes), so
+ * collect_targets() cannot miss a process.
+ */
+static int apply_site_mm(struct uprobe_site *s, struct uprobe_consumer *uc,
+			 struct mm_struct *mm, bool arm)
+{
+	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
+	int ret, err = 0;
+
+	if (arm ? !consumer_wants(uc, mm) :
+		  !test_bit(MMF_HAS_UPROBES, &mm->flags) || site_wanted(s, mm))
+		return 0;
+	for_each_vma(vmi, vma) {
+		unsigned long vaddr;
+
+		if (!vma_covers(vma, s))
+			continue;
+		vaddr = offset_vaddr(vma, s->offset);
+		if (!vma_has_site(vma, s, vaddr, arm))
+			continue;
+		ret = arm ? arm_site(s, mm, vaddr) : disarm_site(s, mm, vaddr);
+		if (ret && !err)
+			err = ret;
+		/* Arming stops at the first error; disarming tries them all. */
+		if (ret && arm)
+			break;
+	}
+	return err;
 }
 
 /*
@@ -596,7 +636,7 @@ static struct site_target *collect_targets(struct uprobe_site *s, int *nr)
 static int apply_site(struct uprobe_site *s, struct uprobe_consumer *uc,
 		      bool arm)
 {
-	struct site_target *t;
+	struct mm_struct **t;
 	int n, i, err = 0;
 
 	percpu_down_write(&dup_mmap_sem);
@@ -606,30 +646,16 @@ static int apply_site(struct uprobe_site *s, struct uprobe_consumer *uc,
 		return PTR_ERR(t);
 	}
 	for (i = 0; i < n; i++) {
-		struct mm_struct *mm = t[i].mm;
-		unsigned long vaddr = t[i].vaddr;
-		struct vm_area_struct *vma;
-		int ret = 0;
+		int ret;
 
-		/* Arming stops at the first error; disarming tries them all. */
-		if (arm && err)
-			goto next;
-		mmap_write_lock(mm);
-		vma = vma_lookup(mm, vaddr);
-		if (arm) {
-			if (vma_has_site(vma, s, vaddr, true) &&
-			    consumer_wants(uc, mm))
-				ret = arm_site(s, mm, vaddr);
-		} else if (vma_has_site(vma, s, vaddr, false) &&
-			   test_bit(MMF_HAS_UPROBES, &mm->flags) &&
-			   !site_wanted(s, mm)) {
-			ret = disarm_site(s, mm, vaddr);
+		if (!arm || !err) {
+			mmap_write_lock(t[i]);
+			ret = apply_site_mm(s, uc, t[i], arm);
+			mmap_write_unlock(t[i]);
+			if (ret && !err)
+				err = ret;
 		}
-		mmap_write_unlock(mm);
-		if (ret && !err)
-			err = ret;
-next:
-		mmput(mm);
+		mmput(t[i]);
 	}
 	kvfree(t);
 	percpu_up_write(&dup_mmap_sem);
@@ -655,6 +681,15 @@ static void disarm_or_keep(struct uprobe_site *s)
 	}
 }
 
+/*
+ * Is this thread running uprobe handlers?  It is then inside a uprobes_srcu
+ * read section itself, so it must not wait for one to end.
+ */
+static bool in_uprobe_handler(void)
+{
+	return current->utask && current->utask->in_handler;
+}
+
 static bool is_consumer(struct uprobe_site *s, struct uprobe_consumer *uc)
 {
 	struct uprobe_consumer *c;
@@ -673,11 +708,17 @@ static bool is_consumer(struct uprobe_site *s, struct uprobe_consumer *uc)
  *	in, or 0
  * @uc: the consumer: handler and/or ret_handler, optional filter
  *
+ * May sleep.  It may also be called from a handler of another probe; when
+ * it fails there, it cannot wait for other threads to leave @uc's handlers,
+ * so @uc must then live until uprobe_unregister_sync() (called outside any
+ * handler) returns, as after uprobe_unregister_nosync().
+ *
  * Return: the probe's handle, for uprobe_apply() and
  * uprobe_unregister_nosync(), or an ERR_PTR: -EINVAL (no handler, bad
  * offset, unaligned or conflicting @ref_ctr_offset), -EIO (a file we cannot
  * read), -ENOEXEC (no instruction there), -ENOTSUPP (one that cannot be
- * probed), -ENOMEM, or an error from arming it in a process.
+ * probed), -ENOMEM, or an error from arming it in a process (-EFAULT for
+ * a USDT semaphore the process cannot access).
  */
 struct uprobe *uprobe_register(struct inode *inode, loff_t offset,
 			       loff_t ref_ctr_offset,
@@ -686,6 +727,7 @@ struct uprobe *uprobe_register(struct inode *inode, loff_t offset,
 	struct uprobe_site *s;
 	int ret;
 
+	might_sleep();
 	if (!uc->handler && !uc->ret_handler)
 		return ERR_PTR(-EINVAL);
 	if (!inode->i_mapping->a_ops->read_folio &&
@@ -710,7 +752,8 @@ struct uprobe *uprobe_register(struct inode *inode, loff_t offset,
 	mutex_unlock(&s->reg_lock);
 	if (ret) {
 		/* A hit may be running @uc's handler; the caller frees it. */
-		synchronize_srcu(&uprobes_srcu);
+		if (!in_uprobe_handler())
+			synchronize_srcu(&uprobes_srcu);
 		put_site(s);
 		return ERR_PTR(ret);
 	}
@@ -772,10 +815,12 @@ EXPORT_SYMBOL_GPL(uprobe_unregister_nosync);
  * uprobe_unregister_sync() - wait for handlers of removed consumers
  *
  * After it returns, no handler of a consumer removed before the call is
- * running or will run.
+ * running or will run.  Not from a handler: it would wait for itself.
  */
 void uprobe_unregister_sync(void)
 {
+	if (WARN_ON_ONCE(in_uprobe_handler()))
+		return;
 	synchronize_srcu(&uprobes_srcu);
 }
 EXPORT_SYMBOL_GPL(uprobe_unregister_sync);
@@ -1159,10 +1204,14 @@ static int seed_ret_handler(struct uprobe_consumer *uc, unsigned long func,
 	return 0;
 }
 
-/* Take @seed off its site and free it; may sleep. */
+/*
+ * Take @seed off its site (unless its registration failed) and free it;
+ * may sleep.
+ */
 static void seed_detach(struct uprobe_seed *seed)
 {
-	uprobe_unregister_nosync(&seed->site->handle, &seed->uc);
+	if (seed->site)
+		uprobe_unregister_nosync(&seed->site->handle, &seed->uc);
 	synchronize_srcu(&uprobes_srcu);
 	/* The trap looks at the seeds list under RCU. */
 	synchronize_rcu();
@@ -1214,6 +1263,10 @@ static struct uprobe_seed *seed_of(struct uprobe *u)
  * Every thread of the process hits it, threads created later too; forked
  * children do not.  exec and exit end the probe.
  *
+ * May sleep.  When called from a handler of another probe and it fails,
+ * other threads may still be running @u's handler: call unregister_uprobe()
+ * outside any handler before freeing @u (it then waits for them).
+ *
  * Return: 0; -EINVAL for no handler, @u already registered, a kernel
  * thread, an address not in an executable mapping or in one that is
  * writable or shared; -ESRCH when there is no such process;
@@ -1236,6 +1289,7 @@ int register_uprobe(struct uprobe *u)
 	int ret = 0;
 	u8 byte = 0;
 
+	might_sleep();
 	if (!u || !u->handler)
 		return -EINVAL;
 	spin_lock_irqsave(&seed_lock, flags);
@@ -1320,13 +1374,25 @@ int register_uprobe(struct uprobe *u)
 	h = uprobe_register(inode, offset, 0, &seed->uc);
 	if (IS_ERR(h)) {
 		ret = PTR_ERR(h);
+		/*
+		 * From a handler, threads may still be in seed_handler()
+		 * (uprobe_register() could not wait): the reaper frees it,
+		 * and unregister_uprobe() waits for the reaper.
+		 */
+		reap = in_uprobe_handler();
 		spin_lock_irqsave(&seed_lock, flags);
 		if (u->seed == seed)
 			seed_unlink(seed);
+		if (reap)
+			list_add_tail(&seed->reap, &reap_list);
 		spin_unlock_irqrestore(&seed_lock, flags);
-		synchronize_rcu();
-		mmdrop(mm);
-		kfree(seed);
+		if (reap) {
+			schedule_work(&seed_reap_work);
+		} else {
+			synchronize_rcu();
+			mmdrop(mm);
+			kfree(seed);
+		}
 		goto out_inode;
 	}
 	/*
@@ -1362,7 +1428,6 @@ EXPORT_SYMBOL_GPL(register_uprobe);
  */
 void unregister_uprobe(struct uprobe *u)
 {
-	struct uprobe_task *utask = current->utask;
 	struct uprobe_seed *seed;
 	unsigned long flags;
 	bool deferred;
@@ -1376,7 +1441,7 @@ void unregister_uprobe(struct uprobe *u)
 		seed = NULL;
 	/* From a handler we may neither sleep nor wait for ourselves. */
 	deferred = seed && (irqs_disabled_flags(flags) || in_atomic() ||
-			    (utask && utask->in_handler));
+			    in_uprobe_handler());
 	if (deferred)
 		list_add_tail(&seed->reap, &reap_list);
 	spin_unlock_irqrestore(&seed_lock, flags);
@@ -1385,7 +1450,7 @@ void unregister_uprobe(struct uprobe *u)
 	} else if (seed) {
 		seed_detach(seed);
 	} else if (!irqs_disabled_flags(flags) && !in_atomic() &&
-		   !(utask && utask->in_handler)) {
+		   !in_uprobe_handler()) {
 		/*
 		 * Already off (from its handler, or by exit or exec): its
 		 * handlers may still be running on other threads until the

@@ -471,9 +471,20 @@ int arch_uprobe_post_xol(struct arch_uprobe *a, struct pt_regs *regs)
 	struct uprobe_task *utask = current->utask;
 	long delta = utask->bp_vaddr - utask->xol_vaddr;
 
-	/* TF traps after every iteration of a rep string instruction. */
-	if (a->cond && regs->ip == utask->xol_vaddr)
-		return 1;
+	/*
+	 * TF traps after every iteration of a rep string instruction.  We
+	 * step on to the last one, unless a debugger is stepping the thread:
+	 * it stops after each iteration, at the probed address, and the
+	 * thread hits the probe again when it goes on (as after a signal).
+	 */
+	if (a->cond && regs->ip == utask->xol_vaddr) {
+		if (!utask->autask.saved_tf)
+			return 1;
+		xol_restore(a, regs);
+		regs->ip = utask->bp_vaddr;
+		send_sigtrap(regs, 0, TRAP_BRKPT);
+		return 0;
+	}
 
 	xol_restore(a, regs);
 	if (a->fixups & UPX_FIX_IP)

@@ -12,10 +12,12 @@
 #  - 32 threads hit one probe, and the count is exact;
 #  - a SIGALRM storm while stepped copies run: no signal handler sees an
 #    address in the XOL area, and no hit is lost;
-#  - return probes through recursion and through longjmp();
+#  - return probes through recursion and through longjmp(), and on a
+#    function returning -ERESTARTSYS while signals arrive;
 #  - a USDT semaphore (ref_ctr_offset) counts the armed probe, also when
 #    its data mapping appears after the text's;
-#  - a second mapping of the probed file gets the probe, also after mremap;
+#  - a second mapping of the probed file gets the probe, also after mremap,
+#    and loses it while mremap keeps moving it;
 #  - debugfs uprobes/list shows the probes, how they run and their hits;
 #  - bad probe definitions are refused and leave the kernel log quiet.
 . /kptest/lib.sh
@@ -42,7 +44,7 @@ hits() {
 n=0
 bad_def=
 while read -r name off; do
-	case "$name" in fault_*|rec|ljfunc|ljdeep|usdt_sem) continue ;; esac
+	case "$name" in fault_*|rec|ljfunc|ljdeep|erestart_fn|usdt_sem) continue ;; esac
 	echo "p:up_$name $prog:$off" >> "$T/uprobe_events" || bad_def="$bad_def $name"
 	n=$((n + 1))
 done < "$KP_TMP/offsets"
@@ -143,6 +145,21 @@ check "no return reported for the functions longjmp() left (got $(hits up_ljret)
 	eval '[ "$(hits up_ljret)" = 0 ] && [ "$(hits up_ljdret)" = 0 ]'
 ev_clear
 
+# A function returning -ERESTARTSYS under a return probe, with signals
+# arriving: the uretprobe syscall's way out must not restart it.
+er=$(awk '$1 == "erestart_fn" { print $2 }' "$KP_TMP/offsets")
+echo "r:up_erret $prog:$er ret=\$retval:s64" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+out=$("$prog" erestart 5000)
+rc=$?
+echo 0 > "$T/events/uprobes/enable"
+sig=$(echo "$out" | awk '{ print $6 }')
+check "5000 returns of -512 under a SIGALRM storm, all right ($out, status $rc)" \
+	eval '[ "$rc" = 0 ] && [ "$(echo "$out" | cut -d" " -f1-4)" = "erestart 5000 bad 0" ] && [ "$sig" -gt 0 ]'
+check "5000 return events with ret=-512 (got $(grep -c ' up_erret:.*ret=-512' "$T/trace"))" \
+	[ "$(grep -c ' up_erret:.*ret=-512' "$T/trace")" = 5000 ]
+ev_clear
+
 # A USDT semaphore: 1 in a process started while the probe is on, 0 after.
 nop=$(awk '$1 == "nop" { print $2 }' "$KP_TMP/offsets")
 sem=$(awk '$1 == "usdt_sem" { print $2 }' "$KP_TMP/offsets")
@@ -165,6 +182,25 @@ echo 0 > "$T/events/uprobes/enable"
 h=$(hits up_remap)
 check "a new mapping of the probed page, then mremap: 40 hits ($out, got $h)" \
 	eval '[ "$out" = "remap ok" ] && [ "$h" = 40 ]'
+ev_clear
+
+# The probe comes and goes while the process moves the probed page back
+# and forth with mremap: each removal must find the page where it is now,
+# or the breakpoint left behind kills the process with SIGTRAP.
+echo "p:up_remap $prog:$rf" >> "$T/uprobe_events"
+"$prog" remaploop 8 > "$KP_TMP/remaploop.out" &
+rpid=$!
+sleep 1
+for _i in $(seq 30); do
+	echo 1 > "$T/events/uprobes/up_remap/enable"
+	sleep 0.05
+	echo 0 > "$T/events/uprobes/up_remap/enable"
+done
+wait "$rpid"
+rc=$?
+out=$(tail -n 1 "$KP_TMP/remaploop.out")
+check "30 probe on/off rounds while mremap moves the probed page: the process lives ($out, status $rc, $(hits up_remap) hits)" \
+	eval '[ "$rc" = 0 ] && [ "${out% *}" = "remaploop ok" ] && [ "$(hits up_remap)" -gt 0 ]'
 ev_clear
 
 # Bad definitions: refused with an error, nothing in the kernel log.

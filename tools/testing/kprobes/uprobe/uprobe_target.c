@@ -12,17 +12,35 @@
  *   uprobe_target run [N]        run each case N times, print a signature
  *                                 of its results: "<case> <hex>"
  *   uprobe_target loop CASE SEC  run CASE every millisecond for SEC seconds
+ *   uprobe_target eofloop CASE SEC   like loop, after mapping our own file
+ *                                 private and writable one page past its
+ *                                 end: "eof <file offset of that page>", an
+ *                                 address no semaphore can be counted at
  *   uprobe_target threads T N    T threads run case nop N times each
+ *   uprobe_target threadloop T SEC   T threads run case nop back to back
+ *                                 for SEC seconds ("pid P addr A" first)
  *   uprobe_target fault          divide by zero and NULL load at probed
  *                                 addresses: where the signal says they were
  *   uprobe_target recurse D      call the recursive function rec() to depth D
  *   uprobe_target longjmp N      N times: leave ljfunc() by longjmp
+ *   uprobe_target erestart N     N calls of erestart_fn(), which returns
+ *                                 -512 (-ERESTARTSYS), under a SIGALRM
+ *                                 storm: "erestart N bad B signals S"
  *   uprobe_target signals CASE N run CASE N times under a SIGALRM storm;
  *                                 "signals S in_xol X": no handler may see
  *                                 an ip in the [uprobes] area (X == 0)
  *   uprobe_target remap N        map the page of ret_fn from our own file
  *                                 again, call ret_fn there N times, mremap
  *                                 it elsewhere, N calls more, munmap
+ *   uprobe_target remaploop SEC  map the page of ret_fn again and, for SEC
+ *                                 seconds, call ret_fn there and mremap
+ *                                 the page back and forth between two
+ *                                 places: "remaploop ok <calls>"
+ *   uprobe_target ptrace CASE step|block   a traced child runs CASE while
+ *                                 we single-step it (or step by blocks):
+ *                                 "ptrace CASE MODE steps N ips H regs R",
+ *                                 H a hash of every ip the child stopped
+ *                                 at, R one of its recorded registers
  *   uprobe_target sem            print the USDT semaphore usdt_sem
  *   uprobe_target forkloop CASE SEC   like loop, but after 2 s a child runs
  *                                 CASE 100 times, then the parent does;
@@ -41,7 +59,9 @@
 #include <ucontext.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/time.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -225,6 +245,15 @@ static void *thread_fn(void *arg)
 	return NULL;
 }
 
+static time_t loop_end;
+
+static void *thread_loop_fn(void *arg)
+{
+	while (time(NULL) < loop_end)
+		case_nop();
+	return NULL;
+}
+
 static int threads(int t, long n)
 {
 	pthread_t tid[64];
@@ -233,7 +262,8 @@ static int threads(int t, long n)
 	if (t > 64)
 		t = 64;
 	for (i = 0; i < t; i++)
-		pthread_create(&tid[i], NULL, thread_fn, (void *)n);
+		pthread_create(&tid[i], NULL, n < 0 ? thread_loop_fn : thread_fn,
+			       (void *)n);
 	for (i = 0; i < t; i++)
 		pthread_join(tid[i], NULL);
 	return 0;
@@ -348,6 +378,89 @@ __attribute__((noinline)) int rec(int d)
 	return r + 1;
 }
 
+/*
+ * Returns what a syscall returns when it is to be restarted: a return
+ * probe's trip back through the uretprobe syscall must not look like one
+ * when a signal is pending on its way out.
+ */
+__attribute__((noinline)) long erestart_fn(void)
+{
+	asm volatile("" ::: "memory");
+	return -512;
+}
+
+static int erestart(long n)
+{
+	struct sigaction sa = { .sa_sigaction = on_alarm, .sa_flags = SA_SIGINFO | SA_RESTART };
+	struct itimerval it = { { 0, 50 }, { 0, 50 } }, off = { 0 };
+	long i, bad = 0;
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (i = 0; i < n; i++)
+		if (erestart_fn() != -512)
+			bad++;
+	setitimer(ITIMER_REAL, &off, NULL);
+	printf("erestart %ld bad %ld signals %u\n", n, bad, nalarm);
+	return 0;
+}
+
+/* Where a traced child's case is over: the tracer stops stepping here. */
+__attribute__((noinline)) void case_done(void)
+{
+	asm volatile("" ::: "memory");
+}
+
+/* One traced run of @c, stepped by instructions or by blocks. */
+static int ptrace_case(const struct tcase *c, int block)
+{
+	unsigned long ips = 5381, regs_h = 5381, steps = 0;
+	struct user_regs_struct r;
+	unsigned int i;
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		c->fn();
+		case_done();
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
+		return 3;
+	for (;;) {
+		if (ptrace(block ? PTRACE_SINGLEBLOCK : PTRACE_SINGLESTEP, pid, NULL, NULL) ||
+		    waitpid(pid, &st, 0) != pid)
+			return 4;
+		if (!WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP) {
+			printf("ptrace %s: child status %#x after %lu steps\n", c->name, st, steps);
+			kill(pid, SIGKILL);
+			return 5;
+		}
+		ptrace(PTRACE_GETREGS, pid, NULL, &r);
+		if (r.rip == (unsigned long)case_done)
+			break;
+		ips = ips * 33 ^ r.rip;
+		if (++steps > 200000)
+			return 6;
+	}
+	/* What the case recorded, but for %rsp (where the stack is). */
+	for (i = 0; i < sizeof(snap_out) / 8; i++) {
+		unsigned long v;
+
+		if (i == 4)
+			continue;
+		v = ptrace(PTRACE_PEEKDATA, pid, (char *)&snap_out + 8 * i, NULL);
+		regs_h = regs_h * 33 ^ v;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	printf("ptrace %s %s steps %lu ips %lx regs %lx\n", c->name,
+	       block ? "block" : "step", steps, ips, regs_h);
+	return 0;
+}
+
 static jmp_buf lj;
 static volatile int lj_go = 1;
 
@@ -382,6 +495,7 @@ int main(int argc, char **argv)
 		printf("rec %#lx\n", self_file_offset((void *)rec));
 		printf("ljfunc %#lx\n", self_file_offset((void *)ljfunc));
 		printf("ljdeep %#lx\n", self_file_offset((void *)ljdeep));
+		printf("erestart_fn %#lx\n", self_file_offset((void *)erestart_fn));
 		printf("usdt_sem %#lx\n", self_file_offset((void *)&usdt_sem));
 		return 0;
 	}
@@ -393,6 +507,17 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return run(argc > 2 ? atoi(argv[2]) : 1);
+	if (!strcmp(argv[1], "eofloop") && argc > 3) {
+		int fd = open("/proc/self/exe", O_RDONLY);
+		off_t size = fd < 0 ? -1 : lseek(fd, 0, SEEK_END);
+		off_t end = (size + 4095) & ~4095L;
+
+		if (size < 0 || mmap(NULL, end + 4096, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE, fd, 0) == MAP_FAILED)
+			return 2;
+		printf("eof %#lx\n", (unsigned long)end);
+		argv[1] = "loop";
+	}
 	if (!strcmp(argv[1], "loop") && argc > 3) {
 		time_t end = time(NULL) + atoi(argv[3]);
 		struct timespec ms = { 0, 1000000 };
@@ -441,6 +566,36 @@ int main(int argc, char **argv)
 		printf("remap ok\n");
 		return 0;
 	}
+	if (!strcmp(argv[1], "remaploop") && argc > 2) {
+		unsigned long off = self_file_offset(probe_ret_fn);
+		unsigned long pg = off & ~4095UL, calls = 0;
+		int fd = open("/proc/self/exe", O_RDONLY);
+		time_t end = time(NULL) + atoi(argv[2]);
+		char *m, *slots;
+
+		m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, pg);
+		slots = mmap(NULL, 3 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (fd < 0 || m == MAP_FAILED || slots == MAP_FAILED)
+			return 3;
+		printf("pid %d\n", getpid());
+		while (time(NULL) < end) {
+			char *to = slots + 4096 * (1 + (calls & 1));
+
+			((void (*)(void))(m + (off - pg)))();
+			calls++;
+			m = mremap(m, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+			if (m == MAP_FAILED)
+				return 4;
+		}
+		printf("remaploop ok %lu\n", calls);
+		return 0;
+	}
+	if (!strcmp(argv[1], "ptrace") && argc > 3) {
+		for (i = 0; i < NCASES; i++)
+			if (!strcmp(cases[i].name, argv[2]))
+				return ptrace_case(&cases[i], !strcmp(argv[3], "block"));
+		return 2;
+	}
 	if (!strcmp(argv[1], "sem")) {
 		printf("sem %d\n", usdt_sem);
 		return 0;
@@ -478,6 +633,11 @@ int main(int argc, char **argv)
 		sleep(atoi(argv[3]));
 		return 0;
 	}
+	if (!strcmp(argv[1], "threadloop") && argc > 3) {
+		loop_end = time(NULL) + atoi(argv[3]);
+		printf("pid %d addr %#lx\n", getpid(), (unsigned long)probe_nop);
+		return threads(atoi(argv[2]), -1);
+	}
 	if (!strcmp(argv[1], "threads") && argc > 3)
 		return threads(atoi(argv[2]), atol(argv[3]));
 	if (!strcmp(argv[1], "fault"))
@@ -486,6 +646,8 @@ int main(int argc, char **argv)
 		printf("rec %d\n", rec(atoi(argv[2])));
 		return 0;
 	}
+	if (!strcmp(argv[1], "erestart") && argc > 2)
+		return erestart(atol(argv[2]));
 	if (!strcmp(argv[1], "longjmp") && argc > 2) {
 		int n = atoi(argv[2]), done = 0;
 
