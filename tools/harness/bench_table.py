@@ -33,6 +33,15 @@ REG = [
     ("batch.optimized", "register_kprobes: until optimized"),
     ("batch.unreg", "unregister_kprobes"),
 ]
+UHITS = [
+    ("uhit.nop", "uprobe on nop"),
+    ("uhit.push", "uprobe on push %rbp"),
+    ("uhit.endbr", "uprobe on endbr64"),
+    ("uhit.ret", "uprobe on ret"),
+    ("uhit.riprel", "uprobe on a RIP-relative load"),
+    ("uhit.nop5", "uprobe on a 5-byte nop"),
+    ("uhit.uret", "uretprobe"),
+]
 COVER = [
     ("registered", "registered"),
     ("ftrace", "ftrace-based"),
@@ -53,8 +62,13 @@ def rows():
         for key, w in COVER:
             yield "cover.%s.%s" % (where, key), "icount", \
                 "coverage, %s: %s" % (what, w), "probes"
+    for key, what in UHITS:
+        yield key, "icount", "hit cost: " + what + " (1,000,000 calls)", \
+            "insn"
     for key, what in HITS:
         yield key, "wall", "hit cost: " + what, "ns (wall)"
+    yield "umulti.scale", "multi", "uprobe hits/s, 2 threads on 2 vCPUs " \
+        "over 1 thread (multi-threaded TCG)", "x"
 
 
 def parse(path):
@@ -161,7 +175,7 @@ def main():
     version = sys.argv[2] if len(sys.argv) > 2 else "unknown"
     data = {}
     for side in SIDES:
-        for run in ("icount", "wall"):
+        for run in ("icount", "wall", "multi"):
             path = os.path.join(OUT, "%s-%s.txt" % (side, run))
             if os.path.exists(path):
                 data[side, run] = parse(path)
@@ -174,8 +188,8 @@ def main():
         table.append((measure, unit, s, o, ratio(s, o)))
         said = ["%s: %s" % (side, brief(note))
                 for side, note in (("stock", sn), ("ours", on))
-                if brief(note) and (key.startswith(("reg", "cover")) or
-                                    "hits of" in note)]
+                if brief(note) and (key.startswith(("reg", "cover", "umulti"))
+                                    or "hits of" in note)]
         if said:
             notes.append("%s (%s): %s" % (measure, unit, "; ".join(said)))
     date = datetime.date.today().isoformat()
