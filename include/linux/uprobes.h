@@ -121,6 +121,9 @@ struct uprobe_task {
 
 	struct return_instance		*return_instances;
 	unsigned int			depth;
+	/* Spent instances kept for the next calls: no allocation per call. */
+	struct return_instance		*ri_cache;
+	unsigned int			ri_cached;
 	bool				in_handler;	/* consumers running */
 	/* fork: the child recreates the parent's XOL area at this address */
 	unsigned long			dup_xol_addr;

@@ -30,6 +30,12 @@
  *   i_mmap_rwsem, sites_lock, delayed_lock, seed_lock	leaves
  * Consumer lists are read under SRCU (handlers may sleep) and written under
  * reg_lock; the per-process probe list is read under RCU from the trap.
+ *
+ * A hit takes no lock shared by the process or by all probes: the VMA is
+ * found under its own lock (mmap_lock only when that is contended) and the
+ * site in the tree under uprobes_srcu and sites_seq; sites are freed after
+ * an SRCU grace period.  A site is pinned by a reference only where it
+ * outlives the hit: a step out of line, a pending return.
  */
 #define pr_fmt(fmt) "uprobes: " fmt
 
@@ -57,6 +63,7 @@
 /* A probed instruction of a file. */
 struct uprobe_site {
 	struct rb_node		node;		/* in sites, under sites_lock */
+	struct rcu_head		rcu;		/* freed after uprobes_srcu */
 	refcount_t		ref;
 	struct inode		*inode;		/* igrab()bed */
 	loff_t			offset;
@@ -65,7 +72,7 @@ struct uprobe_site {
 	struct list_head	consumers;	/* SRCU; written under reg_lock */
 	struct uprobe		handle;		/* what uprobe_register() returns */
 	struct arch_uprobe	arch;
-	atomic_long_t		hits;
+	unsigned long __percpu	*hits;		/* no shared line on the hit path */
 	atomic_long_t		missed;		/* return probes not armed */
 };
 
@@ -102,6 +109,8 @@ struct delayed_ref {
 
 static struct rb_root sites = RB_ROOT;
 static DEFINE_SPINLOCK(sites_lock);
+/* Tells a lockless lookup that the tree changed under it. */
+static seqcount_spinlock_t sites_seq = SEQCNT_SPINLOCK_ZERO(sites_seq, &sites_lock);
 DEFINE_STATIC_SRCU(uprobes_srcu);
 DEFINE_STATIC_PERCPU_RWSEM(dup_mmap_sem);
 
@@ -169,14 +178,77 @@ static struct uprobe_site *find_site(struct inode *inode, loff_t offset)
 	return s;
 }
 
+struct site_key {
+	struct inode	*inode;
+	loff_t		offset;
+};
+
+static int site_key_cmp(const void *key, const struct rb_node *n)
+{
+	const struct site_key *k = key;
+
+	return site_cmp(k->inode, k->offset,
+			rb_entry(n, struct uprobe_site, node));
+}
+
+/*
+ * The site of (inode, offset), without sites_lock: for the hit path, under
+ * uprobes_srcu, which keeps the site's memory until the reader is done.  A
+ * lookup that raced with a rotation of the tree may miss: sites_seq tells,
+ * and it looks again.  A site whose last reference is gone may still be
+ * found; it has given up its inode, which may already be another file's,
+ * so it is not taken.  One with a reference holds its inode, so if it
+ * matches @inode now it is that file's.
+ */
+static struct uprobe_site *find_site_srcu(struct inode *inode, loff_t offset)
+{
+	struct site_key key = { inode, offset };
+	struct uprobe_site *s;
+	struct rb_node *n;
+	unsigned int seq;
+
+	do {
+		seq = read_seqcount_begin(&sites_seq);
+		n = rb_find_rcu(&key, &sites, site_key_cmp);
+	} while (!n && read_seqcount_retry(&sites_seq, seq));
+	if (!n)
+		return NULL;
+	s = rb_entry(n, struct uprobe_site, node);
+	return refcount_read(&s->ref) ? s : NULL;
+}
+
+static void free_site(struct uprobe_site *s)
+{
+	free_percpu(s->hits);
+	kfree(s);
+}
+
+static void free_site_rcu(struct rcu_head *rcu)
+{
+	free_site(container_of(rcu, struct uprobe_site, rcu));
+}
+
+static unsigned long site_hits(struct uprobe_site *s)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += *per_cpu_ptr(s->hits, cpu);
+	return sum;
+}
+
 static void put_site(struct uprobe_site *s)
 {
 	if (!refcount_dec_and_lock(&s->ref, &sites_lock))
 		return;
+	write_seqcount_begin(&sites_seq);
 	rb_erase(&s->node, &sites);
+	write_seqcount_end(&sites_seq);
 	spin_unlock(&sites_lock);
 	iput(s->inode);
-	kfree(s);
+	/* A hit may have found it just before: see find_site_srcu(). */
+	call_srcu(&uprobes_srcu, &s->rcu, free_site_rcu);
 }
 
 static void insert_site(struct uprobe_site *new)
@@ -192,8 +264,10 @@ static void insert_site(struct uprobe_site *new)
 		else
 			p = &(*p)->rb_right;
 	}
-	rb_link_node(&new->node, parent, p);
+	write_seqcount_begin(&sites_seq);
+	rb_link_node_rcu(&new->node, parent, p);
 	rb_insert_color(&new->node, &sites);
+	write_seqcount_end(&sites_seq);
 }
 
 /* Up to @len bytes of the file at @offset, zeroes past its end. */
@@ -234,6 +308,11 @@ static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 
 	if (!s)
 		return ERR_PTR(-ENOMEM);
+	s->hits = alloc_percpu(unsigned long);
+	if (!s->hits) {
+		kfree(s);
+		return ERR_PTR(-ENOMEM);
+	}
 	refcount_set(&s->ref, 1);
 	s->offset = offset;
 	s->ref_ctr_offset = ref_ctr_offset;
@@ -249,12 +328,12 @@ static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 	if (!ret)
 		ret = arch_uprobe_analyze_insn(&s->arch, NULL, 0);
 	if (ret) {
-		kfree(s);
+		free_site(s);
 		return ERR_PTR(ret);
 	}
 	s->inode = igrab(inode);
 	if (!s->inode) {
-		kfree(s);
+		free_site(s);
 		return ERR_PTR(-ENOENT);
 	}
 	return s;
@@ -284,7 +363,7 @@ static struct uprobe_site *get_or_create_site(struct inode *inode,
 		spin_unlock(&sites_lock);
 		if (new) {
 			iput(new->inode);
-			kfree(new);
+			free_site(new);
 		}
 	}
 	/* One semaphore per site: a second one cannot be counted. */
@@ -487,20 +566,75 @@ static int arm_site(struct uprobe_site *s, struct mm_struct *mm,
 	return ret;
 }
 
-/* Put the original byte back at @vaddr of @mm; mmap_lock held. */
+/* Is @page the same as the file's page cache page @index, when cached? */
+static bool same_as_cached(struct address_space *mapping, pgoff_t index,
+			   struct page *page)
+{
+	struct folio *folio = filemap_get_folio(mapping, index);
+	void *a, *b;
+	bool same;
+
+	if (IS_ERR(folio))
+		return false;
+	same = folio_test_uptodate(folio);
+	if (same) {
+		a = kmap_local_page(page);
+		b = kmap_local_page(folio_file_page(folio, index));
+		same = !memcmp(a, b, PAGE_SIZE);
+		kunmap_local(b);
+		kunmap_local(a);
+	}
+	folio_put(folio);
+	return same;
+}
+
+/*
+ * Once its last breakpoint is gone, the process's private copy of a text
+ * page is dropped when it equals the file's page again: the next access
+ * maps the page cache page, so a probed library does not keep costing
+ * every process that mapped it a page.  Only in a mapping that cannot be
+ * written: nobody can change the copy there without mmap_lock (FOLL_FORCE
+ * writers take it; we hold it for writing), so what we compared is what
+ * we drop.  Threads faulting the page back in meanwhile are fine: the
+ * zap and the fault are ordered by the page table lock, as for
+ * MADV_DONTNEED.
+ */
+static void restore_file_page(struct mm_struct *mm, unsigned long vaddr)
+{
+	struct vm_area_struct *vma;
+	struct page *page;
+	bool drop;
+
+	vaddr &= PAGE_MASK;
+	page = get_user_page_vma_remote(mm, vaddr, FOLL_FORCE, &vma);
+	if (IS_ERR(page))
+		return;
+	drop = PageAnon(page) && !PageCompound(page) && vma->vm_file &&
+	       !(vma->vm_flags & (VM_WRITE | VM_SHARED)) &&
+	       same_as_cached(vma->vm_file->f_mapping,
+			      linear_page_index(vma, vaddr), page);
+	put_page(page);
+	if (drop)
+		zap_page_range_single(vma, vaddr, PAGE_SIZE, NULL);
+}
+
+/* Put the original byte back at @vaddr of @mm; mmap_lock held for writing. */
 static int disarm_site(struct uprobe_site *s, struct mm_struct *mm,
 		       unsigned long vaddr)
 {
 	u8 cur;
 	int ret;
 
+	mmap_assert_write_locked(mm);
 	ret = access_mm(mm, vaddr, &cur, 1, false);
 	if (ret || !is_swbp_insn(&cur))
 		return ret;
 	ret = access_mm(mm, vaddr, &s->arch.insn[0], 1, true);
-	if (!ret)
-		ref_ctr_update(s, mm, -1);
-	return ret;
+	if (ret)
+		return ret;
+	ref_ctr_update(s, mm, -1);
+	restore_file_page(mm, vaddr);
+	return 0;
 }
 
 /* ---- consumers ------------------------------------------------------------ */
@@ -1084,12 +1218,37 @@ static struct uprobe_task *get_utask(void)
 	return current->utask;
 }
 
+/* Instances a task keeps for reuse: enough for usual call depths. */
+#define RI_CACHE_MAX	16
+
+static struct return_instance *alloc_ri(struct uprobe_task *utask)
+{
+	struct return_instance *ri = utask->ri_cache;
+
+	if (!ri)
+		return kmalloc(sizeof(*ri), GFP_KERNEL);
+	utask->ri_cache = ri->next;
+	utask->ri_cached--;
+	return ri;
+}
+
+static void cache_ri(struct uprobe_task *utask, struct return_instance *ri)
+{
+	if (utask->ri_cached >= RI_CACHE_MAX) {
+		kfree(ri);
+		return;
+	}
+	ri->next = utask->ri_cache;
+	utask->ri_cache = ri;
+	utask->ri_cached++;
+}
+
 static void free_ri(struct uprobe_task *utask, struct return_instance *ri)
 {
 	utask->return_instances = ri->next;
 	utask->depth--;
 	put_site(ri->site);
-	kfree(ri);
+	cache_ri(utask, ri);
 }
 
 /* exec and exit: the thread's pending returns and a step in progress. */
@@ -1108,6 +1267,8 @@ void uprobe_free_utask(struct task_struct *t)
 	}
 	while (utask->return_instances)
 		free_ri(utask, utask->return_instances);
+	while (utask->ri_cache)
+		kfree(alloc_ri(utask));
 	kfree(utask);
 	t->utask = NULL;
 }
@@ -1565,23 +1726,37 @@ static struct notifier_block uprobe_die_nb = {
 	.priority	= INT_MAX - 1,
 };
 
+static struct uprobe_site *site_in_vma(struct vm_area_struct *vma,
+				       unsigned long vaddr)
+{
+	if (!vma || !valid_vma(vma, false))
+		return NULL;
+	return find_site_srcu(file_inode(vma->vm_file), vma_offset(vma, vaddr));
+}
+
 /*
- * Find the site the int3 at @bp_vaddr belongs to.  When there is none,
- * *@is_bp says whether an int3 is still there (someone else's).
+ * Find the site the int3 at @bp_vaddr belongs to; under uprobes_srcu, which
+ * keeps it.  When there is none, *@is_bp says whether an int3 is still
+ * there (someone else's).  The VMA is held by its own lock, so threads
+ * hitting probes do not queue behind each other or behind mmap() on
+ * mmap_lock; that is taken only when a writer holds the VMA.
  */
 static struct uprobe_site *site_at(unsigned long bp_vaddr, bool *is_bp)
 {
 	struct mm_struct *mm = current->mm;
-	struct uprobe_site *s = NULL;
+	struct uprobe_site *s;
 	struct vm_area_struct *vma;
 	u8 byte;
 
-	mmap_read_lock(mm);
-	vma = vma_lookup(mm, bp_vaddr);
-	if (vma && valid_vma(vma, false))
-		s = find_site(file_inode(vma->vm_file),
-			      vma_offset(vma, bp_vaddr));
-	mmap_read_unlock(mm);
+	vma = lock_vma_under_rcu(mm, bp_vaddr);
+	if (vma) {
+		s = site_in_vma(vma, bp_vaddr);
+		vma_end_read(vma);
+	} else {
+		mmap_read_lock(mm);
+		s = site_in_vma(vma_lookup(mm, bp_vaddr), bp_vaddr);
+		mmap_read_unlock(mm);
+	}
 	/* Read the text only now: a fault must not nest in the lock. */
 	*is_bp = !s && !copy_from_user(&byte, (void __user *)bp_vaddr, 1) &&
 		 is_swbp_insn(&byte);
@@ -1606,13 +1781,19 @@ static void prepare_uretprobe(struct uprobe_site *s, struct pt_regs *regs,
 				    current->pid, MAX_URETPROBE_DEPTH);
 		goto miss;
 	}
-	ri = kzalloc(sizeof(*ri), GFP_KERNEL);
+	ri = alloc_ri(utask);
 	if (!ri)
 		goto miss;
+	/* A pending return pins the site (it may be going: then miss). */
+	if (!refcount_inc_not_zero(&s->ref)) {
+		cache_ri(utask, ri);
+		goto miss;
+	}
 	tramp = area->vaddr;
 	orig = arch_uretprobe_hijack_return_addr(tramp, regs);
 	if (orig == -1UL) {
-		kfree(ri);
+		put_site(s);
+		cache_ri(utask, ri);
 		goto miss;
 	}
 	chained = orig == tramp;
@@ -1627,13 +1808,14 @@ static void prepare_uretprobe(struct uprobe_site *s, struct pt_regs *regs,
 		if (!utask->return_instances) {
 			pr_warn_ratelimited("pid %d: return address is the trampoline but nothing is pending\n",
 					    current->pid);
-			kfree(ri);
+			put_site(s);
+			cache_ri(utask, ri);
 			force_sig(SIGSEGV);
 			return;
 		}
 		orig = utask->return_instances->orig_ret_vaddr;
 	}
-	ri->site = get_site(s);
+	ri->site = s;
 	ri->func = bp_vaddr;
 	ri->stack = user_stack_pointer(regs);
 	ri->orig_ret_vaddr = orig;
@@ -1654,7 +1836,7 @@ static void handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 	bool remove = true, need_ret = false;
 	int idx;
 
-	atomic_long_inc(&s->hits);
+	this_cpu_inc(*s->hits);
 	utask->auprobe = &s->arch;
 	utask->in_handler = true;
 	idx = srcu_read_lock(&uprobes_srcu);
@@ -1682,9 +1864,11 @@ static void handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 
 	/*
 	 * Every consumer asked to leave this process, or none is left (a site
-	 * kept after a failed disarm): disarm if the filters agree.
+	 * kept after a failed disarm): disarm if the filters agree.  Not for
+	 * a site that lost its last reference: it has given up its inode
+	 * and its int3s, and one at this address now is a new site's.
 	 */
-	if (remove) {
+	if (remove && refcount_inc_not_zero(&s->ref)) {
 		struct mm_struct *mm = current->mm;
 		struct vm_area_struct *vma;
 
@@ -1695,6 +1879,7 @@ static void handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 			disarm_site(s, mm, bp_vaddr);
 		mmap_write_unlock(mm);
 		mutex_unlock(&s->reg_lock);
+		put_site(s);
 	}
 }
 
@@ -1794,7 +1979,9 @@ static void handle_swbp(struct pt_regs *regs)
 	unsigned long bp_vaddr = uprobe_get_swbp_addr(regs);
 	struct uprobe_site *s;
 	bool is_bp;
+	int idx;
 
+	idx = srcu_read_lock(&uprobes_srcu);
 	s = site_at(bp_vaddr, &is_bp);
 	if (!s) {
 		/* Not ours: a breakpoint the program or a debugger set. */
@@ -1802,7 +1989,7 @@ static void handle_swbp(struct pt_regs *regs)
 			force_sig(SIGTRAP);
 		else	/* ours, but removed meanwhile: run the original */
 			instruction_pointer_set(regs, bp_vaddr);
-		return;
+		goto out;
 	}
 	instruction_pointer_set(regs, bp_vaddr);
 	if (!get_utask())
@@ -1814,10 +2001,17 @@ static void handle_swbp(struct pt_regs *regs)
 		goto out;
 	if (arch_uprobe_skip_sstep(&s->arch, regs))
 		goto out;
-	if (!prepare_step(s, regs, bp_vaddr))
-		return;	/* the reference goes with utask->active */
+	/*
+	 * The step outlives this read section: it pins the site.  One that
+	 * lost its last reference has no int3 left in any process: running
+	 * the original instruction in place is then right.
+	 */
+	if (!refcount_inc_not_zero(&s->ref))
+		goto out;
+	if (prepare_step(s, regs, bp_vaddr))
+		put_site(s);
 out:
-	put_site(s);
+	srcu_read_unlock(&uprobes_srcu, idx);
 }
 
 static void handle_singlestep(struct uprobe_task *utask, struct pt_regs *regs)
@@ -1915,9 +2109,9 @@ static int list_show(struct seq_file *m, void *v)
 					 srcu_read_lock_held(&uprobes_srcu))
 			nc++;
 		srcu_read_unlock(&uprobes_srcu, idx);
-		seq_printf(m, "%lu:%#llx consumers=%d %s hits=%ld missed=%ld\n",
+		seq_printf(m, "%lu:%#llx consumers=%d %s hits=%lu missed=%ld\n",
 			   s->inode->i_ino, s->offset, nc, arch_how(&s->arch),
-			   atomic_long_read(&s->hits),
+			   site_hits(s),
 			   atomic_long_read(&s->missed));
 	}
 	spin_unlock(&sites_lock);

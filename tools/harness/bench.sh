@@ -7,9 +7,10 @@
 # debugging aids off by tools/testing/kprobes/bench/bench.config, so they are
 # separate from build/ours and build/stock) in build/bench/{stock,ours}, the
 # benchmark module against each,
-# and boots each twice: under -icount (the guest clock counts instructions, so
-# the figures repeat exactly) and without it (wall-clock nanoseconds, hit
-# costs only).  Writes build/bench/bench.{md,csv} and prints the table.
+# and boots each three times: under -icount (the guest clock counts
+# instructions, so the figures repeat exactly), without it (wall-clock
+# nanoseconds, hit costs only), and on two host threads (uprobe hits from
+# two threads against one).  Writes build/bench/bench.{md,csv} and prints the table.
 #
 # KP_BENCH_SIDES="stock ours" picks the kernels; KP_BENCH_REPEAT=1 boots
 # each icount run a second time and fails if any figure differs.
@@ -34,7 +35,9 @@ build_side() {
 	make -C "$bdir/linux" -j"$jobs" -s bzImage modules &&
 	rm -rf "$bdir/oot/extra" && mkdir -p "$bdir/oot/extra" &&
 	rsync -a --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' "$src/" "$bdir/oot/extra/" &&
-	make -C "$bdir/linux" -s M="$bdir/oot/extra" modules
+	make -C "$bdir/linux" -s M="$bdir/oot/extra" modules &&
+	mkdir -p "$bdir/oot/bin" &&
+	gcc -static -O2 -Wall -pthread -o "$bdir/oot/bin/upbench_loop" "$src/upbench_loop.c"
 }
 
 # The probe set of "reg" and "cover", the same on both sides: the kernel
@@ -58,12 +61,16 @@ probe_set() {
 run_side() {
 	local side=$1 mode=$2 tag=${3:-}
 	local log=$out/$side-$mode$tag.log qargs="-smp 1" cmdline=""
+	local tcg=single
 	if [ "$mode" = icount ]; then
 		qargs+=" -icount shift=0,sleep=off -rtc base=2024-01-01T00:00:00,clock=vm"
+	elif [ "$mode" = multi ]; then
+		# Two vCPUs on two host threads: uprobe hits scaling.
+		qargs="" tcg=multi cmdline="kpbench.set=umulti"
 	else
 		cmdline="kpbench.set=hits kpbench.reps=3"
 	fi
-	KP_QEMU_ARGS=$qargs KP_CMDLINE=$cmdline \
+	KP_QEMU_ARGS=$qargs KP_CMDLINE=$cmdline KP_TCG_THREAD=$tcg \
 		KP_TIMEOUT=${KP_BENCH_TIMEOUT:-1800} \
 		"$h/boot.sh" "$out/$side" extra "$log" >/dev/null
 	grep -a -o 'kpbench: .*' "$log" | tr -d '\r' > "$out/$side-$mode$tag.txt" || true
@@ -100,6 +107,7 @@ wait
 # The wall-clock runs do: one at a time.
 for side in "${built[@]}"; do
 	run_side "$side" wall
+	run_side "$side" multi
 done
 
 # The test config (lockdep, the atomic-sleep checks) in the trees make test

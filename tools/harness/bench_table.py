@@ -33,6 +33,15 @@ REG = [
     ("batch.optimized", "register_kprobes: until optimized"),
     ("batch.unreg", "unregister_kprobes"),
 ]
+UHITS = [
+    ("uhit.nop", "uprobe on nop"),
+    ("uhit.push", "uprobe on push %rbp"),
+    ("uhit.endbr", "uprobe on endbr64"),
+    ("uhit.ret", "uprobe on ret"),
+    ("uhit.riprel", "uprobe on a RIP-relative load"),
+    ("uhit.nop5", "uprobe on a 5-byte nop"),
+    ("uhit.uret", "uretprobe"),
+]
 COVER = [
     ("registered", "registered"),
     ("ftrace", "ftrace-based"),
@@ -63,8 +72,13 @@ def rows():
                 "coverage, %s: %s" % (what, w), "probes"
     for key, what, unit in EVERY:
         yield key, "icount", what, unit
+    for key, what in UHITS:
+        yield key, "icount", "hit cost: " + what + " (1,000,000 calls)", \
+            "insn"
     for key, what in HITS:
         yield key, "wall", "hit cost: " + what, "ns (wall)"
+    yield "umulti.scale", "multi", "uprobe hits/s, 2 threads on 2 vCPUs " \
+        "over 1 thread (multi-threaded TCG)", "x"
     for key, what in HITS:
         yield key, "testcfg", "hit cost, test config: " + what, "insn"
 
@@ -173,7 +187,7 @@ def main():
     version = sys.argv[2] if len(sys.argv) > 2 else "unknown"
     data = {}
     for side in SIDES:
-        for run in ("icount", "wall", "testcfg"):
+        for run in ("icount", "wall", "multi", "testcfg"):
             path = os.path.join(OUT, "%s-%s.txt" % (side, run))
             if os.path.exists(path):
                 data[side, run] = parse(path)
@@ -186,8 +200,9 @@ def main():
         table.append((measure, unit, s, o, ratio(s, o)))
         said = ["%s: %s" % (side, brief(note))
                 for side, note in (("stock", sn), ("ours", on))
-                if brief(note) and (key.startswith(("reg", "cover", "every")) or
-                                    "hits of" in note)]
+                if brief(note) and (key.startswith(("reg", "cover", "every",
+                                                    "umulti"))
+                                    or "hits of" in note)]
         if said:
             notes.append("%s (%s): %s" % (measure, unit, "; ".join(said)))
     date = datetime.date.today().isoformat()

@@ -4,8 +4,8 @@
 # results are the module's "kpbench: ..." console lines.
 #
 # kpbench.<param>=<value> on the kernel command line goes to insmod, except
-# kpbench.set=<list>: which groups to run, of hits,reg,cover,every (default
-# all).
+# kpbench.set=<list>: which groups to run, of hits,reg,cover,every,uhits,
+# umulti (default all but umulti, which wants two vCPUs on two host threads).
 # No -e: a measure that fails says so and the others still run.
 set -u
 
@@ -23,7 +23,7 @@ run() {
 
 args=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^kpbench\.//p' | grep -v '^set=' | tr '\n' ' ')
 groups=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^kpbench\.set=//p')
-groups=,${groups:-hits,reg,cover,every},
+groups=,${groups:-hits,reg,cover,every,uhits},
 want() {
 	case $groups in *,$1,*) return 0 ;; esac
 	return 1
@@ -109,4 +109,47 @@ if want every; then
 fi
 
 rmmod kpbench
+
+# Uprobes: upbench_loop calls one small function upbench.n times (1,000,000
+# by default), without a probe and then with upbench.ko's (an empty handler
+# through the inode API) on its first instruction.
+ubin=/kptest/bin/upbench_loop
+un=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^upbench\.n=//p')
+un=${un:-1000000}
+uoff() {
+	$ubin offsets | awk -v c="$1" '$1 == c { print $2 }'
+}
+uprobe_on() {	# CASE RET
+	insmod ./upbench.ko path=$ubin offset="$(uoff "$1")" ret="$2"
+}
+# uhit KEY CASE RET: guest instructions per hit over the unprobed call.
+uhit() {
+	t0=$($ubin loop "$2" "$un" | cut -d' ' -f4)
+	if ! uprobe_on "$2" "$3"; then
+		echo "kpbench: uhit.$1 n/a: the probe was refused"
+		return
+	fi
+	t1=$($ubin loop "$2" "$un" | cut -d' ' -f4)
+	h=$(cat /sys/module/upbench/parameters/hits)
+	rmmod upbench
+	# Each loop calls 1,000 times first, to fault everything in.
+	echo "kpbench: uhit.$1 $(( (t1 - t0) / un )) insn (hits $h of $((un + 1000)))"
+}
+if want uhits; then
+	uhit nop nop 0
+	uhit push push 0
+	uhit endbr endbr 0
+	uhit ret ret 0
+	uhit riprel riprel 0
+	uhit nop5 nop5 0
+	uhit uret func 1
+fi
+# Hits per second of two threads on two vCPUs over one thread's, one probe.
+if want umulti; then
+	uprobe_on push 0
+	t1=$($ubin threads push "$un" 1 | cut -d' ' -f5)
+	t2=$($ubin threads push "$un" 2 | cut -d' ' -f5)
+	rmmod upbench
+	echo "kpbench: umulti.scale $(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", 2 * a / b }') x (1 thread $t1 ns, 2 threads $t2 ns)"
+fi
 echo "kpbench: end"

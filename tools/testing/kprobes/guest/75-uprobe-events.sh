@@ -203,6 +203,66 @@ check "30 probe on/off rounds while mremap moves the probed page: the process li
 	eval '[ "$rc" = 0 ] && [ "${out% *}" = "remaploop ok" ] && [ "$(hits up_remap)" -gt 0 ]'
 ev_clear
 
+# Probes defined, enabled, disabled and deleted (so their sites are freed)
+# over and over while 8 threads hit an emulated one and a loop hits a
+# stepped one: the hit path finds sites without locks and without taking
+# references, except across a step, so this is where a freed site would
+# be used.  Every process must live and the log stay clean.
+nop_off=$(awk '$1 == "nop" { print $2 }' "$KP_TMP/offsets")
+rip_off=$(awk '$1 == "rip_load" { print $2 }' "$KP_TMP/offsets")
+"$prog" threadloop 8 10 > "$KP_TMP/churn1.out" &
+c1=$!
+"$prog" loop rip_load 10 > "$KP_TMP/churn2.out" &
+c2=$!
+sleep 1
+rounds=0 seen=0
+while kill -0 "$c1" 2>/dev/null && [ "$rounds" -lt 60 ]; do
+	echo "p:up_ch1 $prog:$nop_off" >> "$T/uprobe_events"
+	echo "p:up_ch2 $prog:$rip_off" >> "$T/uprobe_events"
+	echo 1 > "$T/events/uprobes/enable"
+	sleep 0.02
+	echo 0 > "$T/events/uprobes/enable"
+	h=$(( $(hits up_ch1) + $(hits up_ch2) ))
+	[ "$h" -gt 0 ] && seen=$((seen + 1))
+	ev_clear
+	rounds=$((rounds + 1))
+done
+wait "$c1"
+r1=$?
+wait "$c2"
+r2=$?
+check "$rounds rounds of define/enable/disable/delete while 9 threads hit: both processes live (status $r1 $r2), hits in $seen rounds" \
+	eval '[ "$r1" = 0 ] && [ "$r2" = 0 ] && [ "$seen" -gt 0 ] && [ "$rounds" -ge 10 ]'
+
+# text_anon PID: kB of private copies in the process's text mapping.
+text_anon() {
+	awk -v prog="$prog" '
+		/^[0-9a-f]+-[0-9a-f]+ / { in_text = ($2 == "r-xp" && $NF == prog) }
+		in_text && /^Anonymous:/ { kb += $2 }
+		END { print kb + 0 }' "/proc/$1/smaps"
+}
+
+# Arming a running process gives it a private copy of the probed page;
+# disarming gives the file's page back, so a probe that came and went
+# costs the process nothing.
+echo "p:up_cow $prog:$nop_off" >> "$T/uprobe_events"
+"$prog" loop nop 6 > /dev/null &
+cpid=$!
+sleep 1
+a0=$(text_anon "$cpid")
+echo 1 > "$T/events/uprobes/up_cow/enable"
+sleep 1
+a1=$(text_anon "$cpid")
+echo 0 > "$T/events/uprobes/up_cow/enable"
+sleep 1
+a2=$(text_anon "$cpid")
+h=$(hits up_cow)
+kill "$cpid" 2>/dev/null
+wait "$cpid" 2>/dev/null
+check "the probed text page is private while armed and the file's again after ($a0 -> $a1 -> $a2 kB, $h hits)" \
+	eval '[ "$a0" = 0 ] && [ "$a1" -gt 0 ] && [ "$a2" = 0 ] && [ "$h" -gt 0 ]'
+ev_clear
+
 # Bad definitions: refused with an error, nothing in the kernel log.
 kmark
 for def in "p:bad1 /nonexistent:0x10" "p:bad2 /sys:0x10" "p:bad3 $prog:0x7fffffff" \
