@@ -52,8 +52,24 @@ static const struct insn_case insn_cases[] = {
 	{ "notrack jmp *%rax",	{ 0x3e, 0xff, 0xe0 },			0, UPX_JMP_REG, 3 },
 	{ "call *(%rax)",	{ 0xff, 0x10 },				0, UPX_STEP, 2 },
 	{ "jmp *0x10(%rip)",	{ 0xff, 0x25, 0x10, 0, 0, 0 },		0, UPX_STEP, 6 },
-	{ "mov %rsp,%rbp",	{ 0x48, 0x89, 0xe5 },			0, UPX_STEP, 3 },
-	{ "sub $8,%rsp",	{ 0x48, 0x83, 0xec, 0x08 },		0, UPX_STEP, 4 },
+	{ "mov %rsp,%rbp",	{ 0x48, 0x89, 0xe5 },			0, UPX_MOV, 3 },
+	{ "mov %r8,%rdx (8b)",	{ 0x49, 0x8b, 0xd0 },			0, UPX_MOV, 3 },
+	{ "mov %ebx,%edi",	{ 0x89, 0xdf },				0, UPX_MOV, 2 },
+	{ "mov %bx,%di",	{ 0x66, 0x89, 0xdf },			0, UPX_STEP, 3 },
+	{ "mov (%rax),%rbx",	{ 0x48, 0x8b, 0x18 },			0, UPX_STEP, 3 },
+	{ "mov %rbx,(%rax)",	{ 0x48, 0x89, 0x18 },			0, UPX_STEP, 3 },
+	{ "mov %fs:0x10(%rip),%rax", { 0x64, 0x48, 0x8b, 0x05, 0x10, 0, 0, 0 }, 0, UPX_STEP, 8 },
+	{ "lea 0x10(%rip),%rax", { 0x48, 0x8d, 0x05, 0x10, 0, 0, 0 },	0, UPX_LEA, 7 },
+	{ "lea 0x8(%rbx),%rsi",	{ 0x48, 0x8d, 0x73, 0x08 },		0, UPX_LEA, 4 },
+	{ "lea (%rbx,%rcx,4),%rsi", { 0x48, 0x8d, 0x34, 0x8b },		0, UPX_STEP, 4 },
+	{ "sub $8,%rsp",	{ 0x48, 0x83, 0xec, 0x08 },		0, UPX_ADD_RSP, 4 },
+	{ "add $0x1000,%rsp",	{ 0x48, 0x81, 0xc4, 0, 0x10, 0, 0 },	0, UPX_ADD_RSP, 7 },
+	{ "sub $8,%r12",	{ 0x49, 0x83, 0xec, 0x08 },		0, UPX_STEP, 4 },
+	{ "and $-16,%rsp",	{ 0x48, 0x83, 0xe4, 0xf0 },		0, UPX_STEP, 4 },
+	{ "pop %rbp",		{ 0x5d },				0, UPX_POP, 1 },
+	{ "pop %r15",		{ 0x41, 0x5f },				0, UPX_POP, 2 },
+	{ "pop %bx",		{ 0x66, 0x5b },				0, UPX_STEP, 2 },
+	{ "leave",		{ 0xc9 },				0, UPX_LEAVE, 1 },
 	{ "lock add",		{ 0xf0, 0x48, 0x01, 0x07 },		0, UPX_STEP, 4 },
 	{ "rep movsb",		{ 0xf3, 0xa4 },				0, UPX_STEP, 2 },
 	{ "vmovdqu",		{ 0xc5, 0xfe, 0x6f, 0x05, 1, 0, 0, 0 },	0, UPX_STEP, 8 },
@@ -116,21 +132,25 @@ struct rip_case {
 	u8		bytes[MAX_UINSN_BYTES];
 	u8		ixol[MAX_UINSN_BYTES];
 	unsigned long	scratch;	/* pt_regs offset */
+	u8		op;		/* emulated, stepped when that faults */
 };
 
 static const struct rip_case rip_cases[] = {
 	/* mov 0x10(%rip),%rax: modrm 05 becomes 86 (disp32(%rsi)). */
 	{ "mov 0x10(%rip),%rax",
 	  { 0x48, 0x8b, 0x05, 0x10, 0, 0, 0 },
-	  { 0x48, 0x8b, 0x86, 0x10, 0, 0, 0 }, offsetof(struct pt_regs, si) },
+	  { 0x48, 0x8b, 0x86, 0x10, 0, 0, 0 }, offsetof(struct pt_regs, si),
+	  UPX_LOAD },
 	/* The destination is %rsi: %rdi instead. */
 	{ "mov 0x10(%rip),%rsi",
 	  { 0x48, 0x8b, 0x35, 0x10, 0, 0, 0 },
-	  { 0x48, 0x8b, 0xb7, 0x10, 0, 0, 0 }, offsetof(struct pt_regs, di) },
+	  { 0x48, 0x8b, 0xb7, 0x10, 0, 0, 0 }, offsetof(struct pt_regs, di),
+	  UPX_LOAD },
 	/* REX.B must not turn the base into %r14. */
 	{ "mov 0x10(%rip),%r8 with REX.B",
 	  { 0x4d, 0x8b, 0x05, 0x10, 0, 0, 0 },
-	  { 0x4c, 0x8b, 0x86, 0x10, 0, 0, 0 }, offsetof(struct pt_regs, si) },
+	  { 0x4c, 0x8b, 0x86, 0x10, 0, 0, 0 }, offsetof(struct pt_regs, si),
+	  UPX_LOAD },
 	{ "jmp *0x20(%rip)",
 	  { 0xff, 0x25, 0x20, 0, 0, 0 },
 	  { 0xff, 0xa6, 0x20, 0, 0, 0 }, offsetof(struct pt_regs, si) },
@@ -151,7 +171,7 @@ static void up_test_riprel(struct kunit *test)
 		memcpy(a.insn, c->bytes, MAX_UINSN_BYTES);
 		KUNIT_ASSERT_EQ_MSG(test, arch_uprobe_analyze_insn(&a, NULL, 0), 0,
 				    "%s", c->what);
-		KUNIT_EXPECT_EQ_MSG(test, a.op, UPX_STEP, "%s", c->what);
+		KUNIT_EXPECT_EQ_MSG(test, a.op, c->op, "%s", c->what);
 		KUNIT_EXPECT_TRUE_MSG(test, a.fixups & UPX_FIX_SCRATCH, "%s", c->what);
 		KUNIT_EXPECT_EQ_MSG(test, a.scratch, slot_of(c->scratch), "%s", c->what);
 		KUNIT_EXPECT_MEMEQ_MSG(test, a.ixol, c->ixol, a.len, "%s", c->what);
@@ -303,6 +323,116 @@ static void up_test_emulate_stack(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, regs.sp, top - 8);
 }
 
+/* pop, leave and RIP-relative loads read user memory; a fault steps. */
+static void up_test_emulate_loads(struct kunit *test)
+{
+	static const u8 pop[] = { 0x41, 0x5f }, leave[] = { 0xc9 };
+	static const u8 load[] = { 0x48, 0x8b, 0x05, 0x10, 0, 0, 0 };
+	static const u8 load32[] = { 0x8b, 0x05, 0x10, 0, 0, 0 };
+	unsigned long stack, top;
+	struct arch_uprobe a;
+	struct pt_regs regs = {};
+
+	stack = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE_MSG(test, stack, 0UL, "no user stack");
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(stack));
+	top = stack + PAGE_SIZE / 2;
+	KUNIT_ASSERT_EQ(test, put_user(0x8899aabbccddeeffUL,
+				       (unsigned long __user *)top), 0);
+
+	analyse(test, &a, pop, sizeof(pop));
+	regs.ip = VADDR;
+	regs.sp = top;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.r15, 0x8899aabbccddeeffUL);
+	KUNIT_EXPECT_EQ(test, regs.sp, top + 8);
+	KUNIT_EXPECT_EQ(test, regs.ip, VADDR + 2);
+	/* Nothing mapped there: left for the step, registers untouched. */
+	regs.ip = VADDR;
+	regs.sp = 16;
+	KUNIT_EXPECT_FALSE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.sp, 16UL);
+	KUNIT_EXPECT_EQ(test, regs.ip, VADDR);
+	KUNIT_EXPECT_TRUE(test, a.fixups & UPX_FIX_IP);
+
+	analyse(test, &a, leave, sizeof(leave));
+	regs.ip = VADDR;
+	regs.sp = top - 64;
+	regs.bp = top;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.bp, 0x8899aabbccddeeffUL);
+	KUNIT_EXPECT_EQ(test, regs.sp, top + 8);
+
+	/* The loads' address is the next instruction's plus 0x10. */
+	analyse(test, &a, load, sizeof(load));
+	regs.ip = top - 0x10 - sizeof(load);
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ax, 0x8899aabbccddeeffUL);
+	KUNIT_EXPECT_EQ(test, regs.ip, top - 0x10);
+	analyse(test, &a, load32, sizeof(load32));
+	regs.ip = top - 0x10 - sizeof(load32);
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ax, 0xccddeeffUL);
+}
+
+#define ARITH	(X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_AF | X86_EFLAGS_ZF | \
+		 X86_EFLAGS_SF | X86_EFLAGS_OF)
+
+/* Register moves, lea, and add/sub on %rsp with the flags they set. */
+static void up_test_emulate_regs(struct kunit *test)
+{
+	static const u8 mov[] = { 0x49, 0x8b, 0xd0 }, mov32[] = { 0x89, 0xdf };
+	static const u8 lea_rip[] = { 0x48, 0x8d, 0x05, 0x10, 0, 0, 0 };
+	static const u8 lea32[] = { 0x8d, 0x73, 0x08 };	/* lea 8(%rbx),%esi */
+	static const u8 sub[] = { 0x48, 0x83, 0xec, 0x08 };
+	static const u8 add[] = { 0x48, 0x81, 0xc4, 0, 0x10, 0, 0 };
+	static const unsigned long kept = X86_EFLAGS_IF | X86_EFLAGS_DF |
+					  X86_EFLAGS_FIXED;
+	struct arch_uprobe a;
+	struct pt_regs regs = { .ip = VADDR };
+
+	analyse(test, &a, mov, sizeof(mov));
+	regs.r8 = 0x1122334455667788UL;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.dx, 0x1122334455667788UL);
+	KUNIT_EXPECT_EQ(test, regs.ip, VADDR + 3);
+
+	analyse(test, &a, mov32, sizeof(mov32));
+	regs.bx = 0xffffffff12345678UL;
+	regs.di = ~0UL;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.di, 0x12345678UL);
+
+	analyse(test, &a, lea_rip, sizeof(lea_rip));
+	regs.ip = VADDR;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ax, VADDR + sizeof(lea_rip) + 0x10);
+
+	analyse(test, &a, lea32, sizeof(lea32));
+	regs.bx = 0x1fffffffcUL;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.si, 4UL);
+
+	/* 8 - 8: ZF, PF; 0 - 8: CF, SF, AF; -0x1000 + 0x1000: CF, ZF, PF. */
+	analyse(test, &a, sub, sizeof(sub));
+	regs.sp = 8;
+	regs.flags = kept | X86_EFLAGS_OF | X86_EFLAGS_CF;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.sp, 0UL);
+	KUNIT_EXPECT_EQ(test, regs.flags, kept | X86_EFLAGS_ZF | X86_EFLAGS_PF);
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.sp, -8UL);
+	KUNIT_EXPECT_EQ(test, regs.flags & ARITH,
+			(unsigned long)(X86_EFLAGS_CF | X86_EFLAGS_SF | X86_EFLAGS_AF));
+	analyse(test, &a, add, sizeof(add));
+	regs.sp = -0x1000UL;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.sp, 0UL);
+	KUNIT_EXPECT_EQ(test, regs.flags,
+			kept | X86_EFLAGS_CF | X86_EFLAGS_ZF | X86_EFLAGS_PF);
+}
+
 /* ---- registration ---------------------------------------------------------- */
 
 static int dummy_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
@@ -383,6 +513,8 @@ static struct kunit_case uprobes_cases[] = {
 	KUNIT_CASE(up_test_emulate_branches),
 	KUNIT_CASE(up_test_emulate_jcc),
 	KUNIT_CASE(up_test_emulate_stack),
+	KUNIT_CASE(up_test_emulate_loads),
+	KUNIT_CASE(up_test_emulate_regs),
 	KUNIT_CASE(up_test_register_errors),
 	KUNIT_CASE(up_test_seed_errors),
 	{}

@@ -12,6 +12,9 @@
 # nanoseconds, hit costs only), and on two host threads (uprobe hits from
 # two threads against one).  Writes build/bench/bench.{md,csv} and prints the table.
 #
+# KP_BENCH_SET=uhits,hits (say) limits the icount run to those groups of
+# tools/testing/kprobes/bench/run.sh; KP_BENCH_WALL=0 skips the wall-clock
+# and two-vCPU runs.
 # KP_BENCH_SIDES="stock ours" picks the kernels; KP_BENCH_REPEAT=1 boots
 # each icount run a second time and fails if any figure differs.
 set -euo pipefail
@@ -64,6 +67,7 @@ run_side() {
 	local tcg=single
 	if [ "$mode" = icount ]; then
 		qargs+=" -icount shift=0,sleep=off -rtc base=2024-01-01T00:00:00,clock=vm"
+		cmdline=${KP_BENCH_SET:+kpbench.set=$KP_BENCH_SET}
 	elif [ "$mode" = multi ]; then
 		# Two vCPUs on two host threads: uprobe hits scaling.
 		qargs="" tcg=multi cmdline="kpbench.set=umulti"
@@ -106,6 +110,7 @@ done
 wait
 # The wall-clock runs do: one at a time.
 for side in "${built[@]}"; do
+	[ "${KP_BENCH_WALL:-1}" = 0 ] && break
 	run_side "$side" wall
 	run_side "$side" multi
 done

@@ -79,6 +79,76 @@ static u8 modrm_rm(struct insn *insn)
 	return r;
 }
 
+static u8 modrm_reg(struct insn *insn)
+{
+	u8 r = X86_MODRM_REG(insn->modrm.bytes[0]);
+
+	if (insn->rex_prefix.nbytes && X86_REX_R(insn->rex_prefix.bytes[0]))
+		r += 8;
+	return r;
+}
+
+static bool rex_w(struct insn *insn)
+{
+	return insn->rex_prefix.nbytes && X86_REX_W(insn->rex_prefix.bytes[0]);
+}
+
+/* arch_uprobe.src of a RIP-relative lea or load. */
+#define SRC_RIP		0xff
+
+/*
+ * 89/8b with two registers, 8d (lea) with a RIP-relative or base+disp
+ * operand, 8b loading from a RIP-relative address; 64-bit, or 32-bit with
+ * the upper half cleared.  Only without legacy prefixes: an operand-size,
+ * address-size or segment prefix changes what they do.  Stores, index
+ * registers and everything else are stepped.
+ */
+static int analyze_mov(struct arch_uprobe *a, struct insn *insn, u8 opc)
+{
+	u8 modrm = insn->modrm.bytes[0];
+	bool regs_only = X86_MODRM_MOD(modrm) == 3;
+
+	if (insn->prefixes.nbytes)
+		return 0;
+	if (regs_only && opc != 0x8d) {
+		bool store = opc == 0x89;	/* 89: r/m <- reg */
+
+		a->op = UPX_MOV;
+		a->cond = !rex_w(insn);
+		a->reg = gpr_slot(store ? modrm_rm(insn) : modrm_reg(insn));
+		a->src = gpr_slot(store ? modrm_reg(insn) : modrm_rm(insn));
+		return 0;
+	}
+	if (regs_only || opc == 0x89)
+		return 0;
+	if (insn_rip_relative(insn))
+		a->src = SRC_RIP;
+	else if (opc == 0x8d && X86_MODRM_RM(modrm) != 4)	/* no SIB */
+		a->src = gpr_slot(modrm_rm(insn));
+	else
+		return 0;
+	a->op = opc == 0x8d ? UPX_LEA : UPX_LOAD;
+	a->cond = !rex_w(insn);
+	a->reg = gpr_slot(modrm_reg(insn));
+	a->rel = insn->displacement.value;
+	return 0;
+}
+
+/* 48 81/83 /0 and /5 on %rsp: add and sub of an immediate (frames). */
+static int analyze_alu_rsp(struct arch_uprobe *a, struct insn *insn)
+{
+	u8 modrm = insn->modrm.bytes[0];
+	u8 op = X86_MODRM_REG(modrm);
+
+	if (insn->prefixes.nbytes || !rex_w(insn) || X86_MODRM_MOD(modrm) != 3 ||
+	    modrm_rm(insn) != 4 || (op != 0 && op != 5))
+		return 0;
+	a->op = UPX_ADD_RSP;
+	a->cond = op == 5;		/* sub */
+	a->rel = insn->immediate.value;
+	return 0;
+}
+
 static int set_branch(struct arch_uprobe *a, struct insn *insn, u8 op)
 {
 	if (probe_insn_has_prefix(insn, PFX_OPSIZE))
@@ -138,8 +208,26 @@ static int analyze_onebyte(struct arch_uprobe *a, struct insn *insn)
 		}
 		return 0;
 	}
+	if (opc >= 0x58 && opc <= 0x5f) {
+		if (!insn->prefixes.nbytes) {
+			a->op = UPX_POP;
+			a->reg = gpr_slot(opcode_reg(insn));
+		}
+		return 0;
+	}
 
 	switch (opc) {
+	case 0x89:
+	case 0x8b:
+	case 0x8d:
+		return analyze_mov(a, insn, opc);
+	case 0x81:
+	case 0x83:
+		return analyze_alu_rsp(a, insn);
+	case 0xc9:
+		if (!insn->prefixes.nbytes)
+			a->op = UPX_LEAVE;
+		return 0;
 	case 0xe8:
 		return set_branch(a, insn, UPX_CALL);
 	case 0xe9:
@@ -321,7 +409,13 @@ int arch_uprobe_analyze_insn(struct arch_uprobe *a, struct mm_struct *mm,
 	if (ret)
 		return ret;
 
-	if (a->op != UPX_STEP)
+	/*
+	 * Emulations that read user memory step instead when that faults,
+	 * so that the fault is the instruction's own: they keep the step's
+	 * preparation.
+	 */
+	if (a->op != UPX_STEP && a->op != UPX_POP && a->op != UPX_LEAVE &&
+	    a->op != UPX_LOAD)
 		a->fixups = 0;
 	else if (insn_rip_relative(&insn))
 		ret = riprel_prepare(a, &insn);
@@ -342,6 +436,47 @@ static bool push_user(struct pt_regs *regs, unsigned long val)
 	}
 	regs->sp = sp;
 	return true;
+}
+
+#define ARITH_FLAGS	(X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_AF | \
+			 X86_EFLAGS_ZF | X86_EFLAGS_SF | X86_EFLAGS_OF)
+
+/*
+ * add or sub $imm,%rsp: the CPU computes the result and its flags (all six
+ * arithmetic ones, none of which depends on the flags before).
+ */
+static void emulate_add_rsp(struct arch_uprobe *a, struct pt_regs *regs)
+{
+	unsigned long sp = regs->sp, imm = (long)a->rel, fl;
+
+	if (a->cond)
+		asm ("sub %[imm], %[sp]\n\tpushf\n\tpop %[fl]"
+		     : [sp] "+r" (sp), [fl] "=r" (fl) : [imm] "r" (imm) : "cc");
+	else
+		asm ("add %[imm], %[sp]\n\tpushf\n\tpop %[fl]"
+		     : [sp] "+r" (sp), [fl] "=r" (fl) : [imm] "r" (imm) : "cc");
+	regs->sp = sp;
+	regs->flags = (regs->flags & ~ARITH_FLAGS) | (fl & ARITH_FLAGS);
+}
+
+/* Read 8 (or 4, zero-extended) bytes of user memory; false on a fault. */
+static bool load_user(unsigned long addr, bool half, unsigned long *val)
+{
+	u32 v32;
+
+	if (!half)
+		return !get_user(*val, (unsigned long __user *)addr);
+	if (get_user(v32, (u32 __user *)addr))
+		return false;
+	*val = v32;
+	return true;
+}
+
+/* A register result: 32-bit ones clear the upper half. */
+static void set_reg(struct arch_uprobe *a, struct pt_regs *regs,
+		    unsigned long val)
+{
+	*reg_ptr(regs, a->reg) = a->cond ? (u32)val : val;
 }
 
 /**
@@ -404,6 +539,34 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *a, struct pt_regs *regs)
 		if (!push_user(regs, next))
 			return true;
 		next = val;
+		break;
+	case UPX_POP:
+		if (!load_user(regs->sp, false, &val))
+			return false;
+		/* pop %rsp: the loaded value wins over the increment. */
+		regs->sp += sizeof(long);
+		*reg_ptr(regs, a->reg) = val;
+		break;
+	case UPX_LEAVE:
+		if (!load_user(regs->bp, false, &val))
+			return false;
+		regs->sp = regs->bp + sizeof(long);
+		regs->bp = val;
+		break;
+	case UPX_MOV:
+		set_reg(a, regs, *reg_ptr(regs, a->src));
+		break;
+	case UPX_LEA:
+		set_reg(a, regs, (a->src == SRC_RIP ? next :
+				  *reg_ptr(regs, a->src)) + a->rel);
+		break;
+	case UPX_LOAD:
+		if (!load_user(next + a->rel, a->cond, &val))
+			return false;
+		set_reg(a, regs, val);
+		break;
+	case UPX_ADD_RSP:
+		emulate_add_rsp(a, regs);
 		break;
 	default:
 		return false;
@@ -477,7 +640,7 @@ int arch_uprobe_post_xol(struct arch_uprobe *a, struct pt_regs *regs)
 	 * it stops after each iteration, at the probed address, and the
 	 * thread hits the probe again when it goes on (as after a signal).
 	 */
-	if (a->cond && regs->ip == utask->xol_vaddr) {
+	if (a->op == UPX_STEP && a->cond && regs->ip == utask->xol_vaddr) {
 		if (!utask->autask.saved_tf)
 			return 1;
 		xol_restore(a, regs);

@@ -37,6 +37,12 @@ enum uprobe_x86_op {
 	UPX_PUSHF,		/* pushf: push the flags without TF */
 	UPX_JMP_REG,		/* jmp *%reg, pt_regs offset in .reg */
 	UPX_CALL_REG,		/* call *%reg, pt_regs offset in .reg */
+	UPX_POP,		/* pop %reg, pt_regs offset in .reg */
+	UPX_LEAVE,		/* leave */
+	UPX_MOV,		/* mov %src,%reg (.src, .reg; .cond: 32-bit) */
+	UPX_LEA,		/* lea disp(%src or %rip),%reg (.rel: disp) */
+	UPX_LOAD,		/* mov disp(%rip),%reg (.cond: 32-bit) */
+	UPX_ADD_RSP,		/* add or sub $imm,%rsp (.rel: +imm or -imm) */
 };
 
 /* After a step: what the registers need (arch_uprobe.fixups). */
@@ -55,6 +61,7 @@ struct arch_uprobe {
 	u8	op;		/* enum uprobe_x86_op */
 	u8	cond;		/* jcc condition, loop variant */
 	u8	reg;		/* pt_regs offset / 8 of an operand register */
+	u8	src;		/* pt_regs offset / 8 of a source register */
 	u8	scratch;	/* pt_regs offset / 8 of the scratch register */
 	u8	fixups;		/* UPX_FIX_* */
 };

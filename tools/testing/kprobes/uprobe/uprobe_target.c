@@ -164,6 +164,15 @@ asm(
 "	CASE call_mem, \"\", \"call *ct_target(%rip); ct_label: nop\"\n"
 "	CASE loop, \"\", \"loop 1f; 1: nop\"\n"
 "	CASE sub_rsp, \"\", \"sub $64, %rsp; add $64, %rsp; pushq $0x8d5; popfq\"\n"
+"	CASE sub_rsp_f, \"\", \"sub $72, %rsp; lea 72(%rsp), %rsp\"\n"
+"	CASE add_rsp_f, \"sub $0x100, %rsp\", \"add $0x100, %rsp\"\n"
+"	CASE pop, \"push %rdx\", \"pop %r10\"\n"
+"	CASE mov_rr, \"\", \"mov %rbx, %r9\"\n"
+"	CASE mov_8b, \"\", \".byte 0x4c, 0x8b, 0xda\"\n"
+"	CASE mov_rr32, \"mov $-1, %rdi\", \"mov %ebx, %edi\"\n"
+"	CASE lea_base, \"\", \"lea 0x10(%rbx), %rsi\"\n"
+"	CASE leave, \"push %rbp; mov %rsp, %rbp; sub $24, %rsp\", \"leave\"\n"
+"	CASE rip_load32, \"mov $-1, %rsi\", \"mov rip_var(%rip), %esi\"\n"
 "	.type ret_fn, @function\n"
 "	.globl probe_ret_fn\n"
 "ret_fn:\n"
@@ -183,7 +192,9 @@ asm(
 #define CASES(X) X(nop) X(nop5) X(endbr) X(push) X(push_r12) X(pushf) \
 	X(call) X(jmp) X(jcc_taken) X(jcc_not) X(ret) X(ret_fn) X(rip_load) \
 	X(rip_load_rdi) X(rip_add) X(rip_store) X(rip_lea) X(plain) X(xchg) \
-	X(rep_movsb) X(call_reg) X(jmp_mem) X(call_mem) X(loop) X(sub_rsp)
+	X(rep_movsb) X(call_reg) X(jmp_mem) X(call_mem) X(loop) X(sub_rsp) \
+	X(sub_rsp_f) X(add_rsp_f) X(pop) X(mov_rr) X(mov_8b) X(mov_rr32) \
+	X(lea_base) X(leave) X(rip_load32)
 
 #define DECL(n) extern char probe_##n[]; void case_##n(void);
 CASES(DECL)
