@@ -6,9 +6,11 @@
  * A hit goes through these per-CPU states (kprobe_ctlblk.kprobe_status):
  *
  *   HIT_ACTIVE  the pre handlers run (kprobe_site_pre());
- *   HIT_SS      the probed instruction is carried out: emulated on the spot,
- *               or its copy runs from the site's slot with interrupts off
- *               until the int3 behind the copy traps back here;
+ *   HIT_SS      the probed instruction is carried out: emulated on the spot
+ *               (branches and the like always, plain register, stack and
+ *               RIP-relative data instructions when decode.c could describe
+ *               them), or its copy runs from the site's slot with interrupts
+ *               off until the int3 behind the copy traps back here;
  *   HIT_SSDONE  the post handlers run (kprobe_site_post());
  *
  * and current_kprobe is cleared at the end.  A probe hit while this CPU is
@@ -81,6 +83,11 @@ static void kp_execute(struct kprobe_site *s, struct pt_regs *regs,
 
 	if (!kprobe_x86_op_steps(s->arch.op)) {
 		kprobe_x86_emulate(s, regs);
+		kp_finish(s, regs, kcb);
+		return;
+	}
+	/* One trap instead of two, where the copy's work can be done here. */
+	if (s->arch.emu.kind != KPE_NONE && kprobe_x86_emulate_step(s, regs)) {
 		kp_finish(s, regs, kcb);
 		return;
 	}
