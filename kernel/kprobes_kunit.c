@@ -1856,9 +1856,11 @@ static void kpk_test_ftrace_recursion(struct kunit *test)
  * kpkunit_asm_emu(x): sets every register from x, then runs one instruction
  * of each kind the int3 handler emulates (arch/x86/kernel/kprobes/decode.c)
  * for a probe with a post handler, and returns a sum of all the registers
- * and of the two data words.  kpkunit_emu_points[] holds the offsets of
- * the probed instructions, kpkunit_emu_words the data they work on.
+ * and of the two data words (kpkunit_emu_words).  kpkunit_asm_emu_point(i)
+ * is the offset of the i-th probed instruction in the function.
  */
+static unsigned long kpkunit_emu_words[2] __used;
+
 #define KPE_PT(name)	"	.long .Lkpe_" #name " - kpkunit_asm_emu\n"
 
 asm(
@@ -1943,11 +1945,18 @@ KPK_ASM_FUNC(kpkunit_asm_emu)
 "	pop %rbp\n"
 	ASM_RET
 KPK_ASM_END(kpkunit_asm_emu)
+
+KPK_ASM_FUNC(kpkunit_asm_emu_point)
+	ASM_ENDBR
+"	lea .Lkpe_table(%rip), %rdx\n"
+"	movslq (%rdx,%rdi,4), %rax\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_asm_emu_point)
 "	.popsection\n"
 
 "	.pushsection .rodata, \"a\"\n"
 "	.balign 4\n"
-"kpkunit_emu_points:\n"
+".Lkpe_table:\n"
 KPE_PT(push) KPE_PT(pop) KPE_PT(mov_sp) KPE_PT(mov32) KPE_PT(mov_load)
 KPE_PT(sub_sp) KPE_PT(lea_sp) KPE_PT(lea_sib) KPE_PT(lea_nobase)
 KPE_PT(lea_rip) KPE_PT(add_sp) KPE_PT(add_rr) KPE_PT(sub_rr32)
@@ -1957,19 +1966,11 @@ KPE_PT(add_load) KPE_PT(inc_m) KPE_PT(dec_m32) KPE_PT(add_m_imm)
 KPE_PT(or_m_r) KPE_PT(cmp_m) KPE_PT(load) KPE_PT(store) KPE_PT(mov_m_imm)
 KPE_PT(sub_m_r32) KPE_PT(end)
 "	.popsection\n"
-
-"	.pushsection .data, \"aw\"\n"
-"	.balign 8\n"
-"kpkunit_emu_words:\n"
-"	.quad 0, 0\n"
-"	.popsection\n"
 );
 
-kpk_fn_t kpkunit_asm_emu;
-extern const s32 kpkunit_emu_points[];
-extern unsigned long kpkunit_emu_words[2];
+kpk_fn_t kpkunit_asm_emu, kpkunit_asm_emu_point;
 
-/* Names of kpkunit_emu_points[], in order; the last is not probed. */
+/* Names of the points, in order; the last is not probed. */
 static const char * const kpk_emu_names[] = {
 	"push %rbx", "pop %r12", "mov %rsp,%r11", "mov %ecx,%r9d",
 	"mov %r14,%rbp", "sub $0x18,%rsp", "lea 0x8(%rsp),%rdx",
@@ -2020,7 +2021,7 @@ static bool kpk_emu_site_emulates(unsigned long addr)
 static long kpk_emu_run(struct kunit *test, int pt, long x, bool step)
 {
 	unsigned long addr = (unsigned long)kpkunit_asm_emu +
-			     kpkunit_emu_points[pt];
+			     kpkunit_asm_emu_point(pt);
 	struct kprobe *p = &kpk_kp[0];
 	long ret;
 
@@ -2084,8 +2085,8 @@ static void kpk_test_emulate(struct kunit *test)
 
 	/* The names and the point table go in step (offsets only grow). */
 	for (pt = 1; pt < ARRAY_SIZE(kpk_emu_names); pt++)
-		KUNIT_ASSERT_GT(test, kpkunit_emu_points[pt],
-				kpkunit_emu_points[pt - 1]);
+		KUNIT_ASSERT_GT(test, kpkunit_asm_emu_point(pt),
+				kpkunit_asm_emu_point(pt - 1));
 	for (pt = 0; pt < ARRAY_SIZE(kpk_emu_names) - 1; pt++) {
 		for (i = 0; i < ARRAY_SIZE(args); i++) {
 			want = kpk_emu_run(test, pt, args[i], true);
@@ -2123,7 +2124,7 @@ static void kpk_test_emulate(struct kunit *test)
 					    kpk_emu_names[pt]);
 			KUNIT_EXPECT_EQ_MSG(test, step_post.ip,
 					    (unsigned long)kpkunit_asm_emu +
-					    kpkunit_emu_points[pt + 1],
+					    kpkunit_asm_emu_point(pt + 1),
 					    "%s: ip after the step",
 					    kpk_emu_names[pt]);
 		}

@@ -65,7 +65,7 @@ static void kp_finish(struct kprobe_site *s, struct pt_regs *regs,
 	kcb->step.site = NULL;
 	if (kprobe_site_has_post(s)) {
 		kcb->kprobe_status = KPROBE_HIT_SSDONE;
-		kprobe_site_post(s, regs);
+		kprobe_site_post_fast(s, regs);
 	}
 	__this_cpu_write(current_kprobe, NULL);
 }
@@ -138,8 +138,7 @@ static void kp_hit(struct kprobe_site *s, struct pt_regs *regs,
 {
 	kprobe_opcode_t *copy;
 
-	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
-	if (kprobe_site_pre(s, regs)) {
+	if (kprobe_site_pre_fast(s, regs)) {
 		/* A handler moved regs->ip: no instruction, no post handler. */
 		__this_cpu_write(current_kprobe, NULL);
 		return;

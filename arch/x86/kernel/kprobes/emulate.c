@@ -129,25 +129,53 @@ NOKPROBE_SYMBOL(kprobe_x86_emulate);
  * The flags come back in *@fl.
  */
 #define KP_ALU_OP(op, sfx, d, s, fl)					\
-	asm volatile(op sfx " %[src], %[dst]\n\tpushf\n\tpop %[flg]"	\
-		     : [dst] "+r" (d), [flg] "=r" (fl) : [src] "r" (s) : "cc")
+	({								\
+		asm volatile(op sfx " %[src], %[dst]\n\t"		\
+			     "pushf\n\tpop %[flg]"			\
+			     : [dst] "+r" (d), [flg] "=r" (fl)		\
+			     : [src] "r" (s) : "cc");			\
+	})
+
 #define KP_ALU_OP1(op, sfx, d, fl)					\
-	asm volatile(op sfx " %[dst]\n\tpushf\n\tpop %[flg]"		\
-		     : [dst] "+r" (d), [flg] "=r" (fl) : : "cc")
+	({								\
+		asm volatile(op sfx " %[dst]\n\tpushf\n\tpop %[flg]"	\
+			     : [dst] "+r" (d), [flg] "=r" (fl) : : "cc");	\
+	})
 
 #define KP_ALU_SWITCH(alu, sfx, d, s, fl)				\
 	do {								\
 		switch (alu) {						\
-		case KPE_ADD: KP_ALU_OP("add", sfx, d, s, fl); break;	\
-		case KPE_OR:  KP_ALU_OP("or", sfx, d, s, fl); break;	\
-		case KPE_AND: KP_ALU_OP("and", sfx, d, s, fl); break;	\
-		case KPE_SUB: KP_ALU_OP("sub", sfx, d, s, fl); break;	\
-		case KPE_XOR: KP_ALU_OP("xor", sfx, d, s, fl); break;	\
-		case KPE_CMP: KP_ALU_OP("cmp", sfx, d, s, fl); break;	\
-		case KPE_TEST: KP_ALU_OP("test", sfx, d, s, fl); break;	\
-		case KPE_INC: KP_ALU_OP1("inc", sfx, d, fl); break;	\
-		case KPE_DEC: KP_ALU_OP1("dec", sfx, d, fl); break;	\
-		default: d = s; fl = 0; break;	/* KPE_MOV */		\
+		case KPE_ADD:						\
+			KP_ALU_OP("add", sfx, d, s, fl);		\
+			break;						\
+		case KPE_OR:						\
+			KP_ALU_OP("or", sfx, d, s, fl);			\
+			break;						\
+		case KPE_AND:						\
+			KP_ALU_OP("and", sfx, d, s, fl);		\
+			break;						\
+		case KPE_SUB:						\
+			KP_ALU_OP("sub", sfx, d, s, fl);		\
+			break;						\
+		case KPE_XOR:						\
+			KP_ALU_OP("xor", sfx, d, s, fl);		\
+			break;						\
+		case KPE_CMP:						\
+			KP_ALU_OP("cmp", sfx, d, s, fl);		\
+			break;						\
+		case KPE_TEST:						\
+			KP_ALU_OP("test", sfx, d, s, fl);		\
+			break;						\
+		case KPE_INC:						\
+			KP_ALU_OP1("inc", sfx, d, fl);			\
+			break;						\
+		case KPE_DEC:						\
+			KP_ALU_OP1("dec", sfx, d, fl);			\
+			break;						\
+		default:	/* KPE_MOV: no flags */			\
+			d = s;						\
+			fl = 0;						\
+			break;						\
 		}							\
 	} while (0)
 
