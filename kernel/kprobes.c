@@ -881,7 +881,8 @@ static int kp_ftrace_disarm(struct kprobe_site *s)
  * An armed site moves to the other ops when it gains its first post
  * handler or loses its last.  The new ops is hooked before the old one is
  * unhooked, and the handler only acts on calls from the ops the site
- * names (kprobe_ftrace_handler()), so no hit is lost or run twice.
+ * names (kp_ftrace_ops_acts() in the handler), so no hit is lost or run
+ * twice.
  */
 static int kp_ftrace_rehook(struct kprobe_site *s)
 {
@@ -1053,20 +1054,6 @@ static int kp_ftrace_flush(bool arm)
 	}
 	return ret;
 }
-
-/**
- * kprobe_ftrace_ops_acts() - should a call of the ftrace handler fire @s?
- * @s: the site of the traced address
- * @ops: the ops ftrace called the handler for
- *
- * Return: true when @ops is the one @s is hooked on.
- */
-bool kprobe_ftrace_ops_acts(struct kprobe_site *s, struct ftrace_ops *ops)
-{
-	return READ_ONCE(s->ftrace_ipmodify) ==
-	       !!(ops->flags & FTRACE_OPS_FL_IPMODIFY);
-}
-NOKPROBE_SYMBOL(kprobe_ftrace_ops_acts);
 
 /**
  * kprobe_ftrace_kill() - ftrace has shut down: stop using its call sites

@@ -2035,6 +2035,289 @@ static void kpk_test_ftrace_recursion(struct kunit *test)
 	}
 }
 
+/* ---------------------------------------------------------------------- */
+/* Emulated instructions against stepped ones                              */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * kpkunit_asm_emu(x): sets every register from x, then runs one instruction
+ * of each kind the int3 handler emulates (arch/x86/kernel/kprobes/decode.c)
+ * for a probe with a post handler, and returns a sum of all the registers
+ * and of the two data words (kpkunit_emu_words).  kpkunit_asm_emu_point(i)
+ * is the offset of the i-th probed instruction in the function.
+ */
+static unsigned long kpkunit_emu_words[2] __used;
+
+#define KPE_PT(name)	"	.long .Lkpe_" #name " - kpkunit_asm_emu\n"
+
+asm(
+"	.pushsection .text, \"ax\"\n"
+KPK_ASM_FUNC(kpkunit_asm_emu)
+	ASM_ENDBR
+"	push %rbp\n"
+"	push %rbx\n"
+"	push %r12\n"
+"	push %r13\n"
+"	push %r14\n"
+"	push %r15\n"
+"	mov %rdi, %rax\n"
+"	lea 0x101(%rdi), %rbx\n"
+"	lea 0x202(%rdi), %rcx\n"
+"	lea -0x303(%rdi), %rdx\n"
+"	lea 0x404(%rdi), %rsi\n"
+"	lea 0x505(%rdi), %rbp\n"
+"	lea -0x606(%rdi), %r8\n"
+"	lea 0x707(%rdi), %r9\n"
+"	lea 0x808(%rdi), %r10\n"
+"	lea 0x909(%rdi), %r11\n"
+"	lea -0xa0a(%rdi), %r12\n"
+"	lea 0xb0b(%rdi), %r13\n"
+"	lea 0xc0c(%rdi), %r14\n"
+"	lea 0xd0d(%rdi), %r15\n"
+"	cmp $25, %rdi\n"
+".Lkpe_push:		push %rbx\n"
+".Lkpe_pop:		pop %r12\n"
+".Lkpe_mov_sp:		mov %rsp, %r11\n"
+".Lkpe_mov32:		mov %ecx, %r9d\n"
+".Lkpe_mov_load:	mov %r14, %rbp\n"
+".Lkpe_sub_sp:		sub $0x18, %rsp\n"
+".Lkpe_lea_sp:		lea 0x8(%rsp), %rdx\n"
+".Lkpe_lea_sib:		lea -0x7(%rax,%r13,4), %r10\n"
+".Lkpe_lea_nobase:	lea 0x10(,%rsi,8), %r8d\n"
+".Lkpe_lea_rip:		lea kpkunit_emu_words(%rip), %r14\n"
+".Lkpe_add_sp:		add $0x18, %rsp\n"
+".Lkpe_add_rr:		add %rcx, %rax\n"
+".Lkpe_sub_rr32:	sub %edx, %esi\n"
+".Lkpe_xor32:		xor %r9d, %r9d\n"
+".Lkpe_or_imm32:	or $0x12345, %r15\n"
+".Lkpe_and_imm8:	and $0x7f, %rbx\n"
+".Lkpe_cmp_rr:		cmp %rbx, %rax\n"
+".Lkpe_test_rr:		test %rdi, %rdx\n"
+".Lkpe_mov_imm:		movq $-5, %rbp\n"
+".Lkpe_inc_r:		inc %r13\n"
+".Lkpe_dec_r32:		dec %ecx\n"
+".Lkpe_add_load:	add kpkunit_emu_words(%rip), %rdx\n"
+".Lkpe_inc_m:		incq kpkunit_emu_words(%rip)\n"
+".Lkpe_dec_m32:		decl kpkunit_emu_words+8(%rip)\n"
+".Lkpe_add_m_imm:	addq $0x40, kpkunit_emu_words(%rip)\n"
+".Lkpe_or_m_r:		or %rdi, kpkunit_emu_words+8(%rip)\n"
+".Lkpe_cmp_m:		cmpq $0x41, kpkunit_emu_words(%rip)\n"
+".Lkpe_load:		mov kpkunit_emu_words(%rip), %rsi\n"
+".Lkpe_store:		mov %rax, kpkunit_emu_words+8(%rip)\n"
+".Lkpe_mov_m_imm:	movq $7, kpkunit_emu_words(%rip)\n"
+".Lkpe_sub_m_r32:	sub %ecx, kpkunit_emu_words+8(%rip)\n"
+".Lkpe_end:\n"
+"	add %rbx, %rax\n"
+"	add %rcx, %rax\n"
+"	add %rdx, %rax\n"
+"	add %rsi, %rax\n"
+"	add %rbp, %rax\n"
+"	add %r8, %rax\n"
+"	add %r9, %rax\n"
+"	add %r10, %rax\n"
+"	sub %r11, %rax\n"
+"	add %r12, %rax\n"
+"	add %r13, %rax\n"
+"	sub %r14, %rax\n"
+"	add %r15, %rax\n"
+"	add kpkunit_emu_words(%rip), %rax\n"
+"	add kpkunit_emu_words+8(%rip), %rax\n"
+"	lea (%rsp), %rdx\n"
+"	add %rdx, %rax\n"
+"	pop %r15\n"
+"	pop %r14\n"
+"	pop %r13\n"
+"	pop %r12\n"
+"	pop %rbx\n"
+"	pop %rbp\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_asm_emu)
+
+KPK_ASM_FUNC(kpkunit_asm_emu_point)
+	ASM_ENDBR
+"	lea .Lkpe_table(%rip), %rdx\n"
+"	movslq (%rdx,%rdi,4), %rax\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_asm_emu_point)
+"	.popsection\n"
+
+"	.pushsection .rodata, \"a\"\n"
+"	.balign 4\n"
+".Lkpe_table:\n"
+KPE_PT(push) KPE_PT(pop) KPE_PT(mov_sp) KPE_PT(mov32) KPE_PT(mov_load)
+KPE_PT(sub_sp) KPE_PT(lea_sp) KPE_PT(lea_sib) KPE_PT(lea_nobase)
+KPE_PT(lea_rip) KPE_PT(add_sp) KPE_PT(add_rr) KPE_PT(sub_rr32)
+KPE_PT(xor32) KPE_PT(or_imm32) KPE_PT(and_imm8) KPE_PT(cmp_rr)
+KPE_PT(test_rr) KPE_PT(mov_imm) KPE_PT(inc_r) KPE_PT(dec_r32)
+KPE_PT(add_load) KPE_PT(inc_m) KPE_PT(dec_m32) KPE_PT(add_m_imm)
+KPE_PT(or_m_r) KPE_PT(cmp_m) KPE_PT(load) KPE_PT(store) KPE_PT(mov_m_imm)
+KPE_PT(sub_m_r32) KPE_PT(end)
+"	.popsection\n"
+);
+
+kpk_fn_t kpkunit_asm_emu, kpkunit_asm_emu_point;
+
+/* Names of the points, in order; the last is not probed. */
+static const char * const kpk_emu_names[] = {
+	"push %rbx", "pop %r12", "mov %rsp,%r11", "mov %ecx,%r9d",
+	"mov %r14,%rbp", "sub $0x18,%rsp", "lea 0x8(%rsp),%rdx",
+	"lea -0x7(%rax,%r13,4),%r10", "lea 0x10(,%rsi,8),%r8d",
+	"lea rip,%r14", "add $0x18,%rsp", "add %rcx,%rax", "sub %edx,%esi",
+	"xor %r9d,%r9d", "or $0x12345,%r15", "and $0x7f,%rbx",
+	"cmp %rbx,%rax", "test %rdi,%rdx", "movq $-5,%rbp", "inc %r13",
+	"dec %ecx", "add rip,%rdx", "incq rip", "decl rip", "addq $0x40,rip",
+	"or %rdi,rip", "cmpq $0x41,rip", "mov rip,%rsi", "mov %rax,rip",
+	"movq $7,rip", "sub %ecx,rip", "end",
+};
+
+static struct {
+	struct pt_regs pre, post;
+	unsigned long words[2];
+	int hits;
+} kpk_emu_seen;
+
+static int kpk_emu_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	kpk_emu_seen.pre = *regs;
+	return 0;
+}
+
+static void kpk_emu_post(struct kprobe *p, struct pt_regs *regs,
+			 unsigned long flags)
+{
+	kpk_emu_seen.post = *regs;
+	kpk_emu_seen.words[0] = READ_ONCE(kpkunit_emu_words[0]);
+	kpk_emu_seen.words[1] = READ_ONCE(kpkunit_emu_words[1]);
+	kpk_emu_seen.hits++;
+}
+
+/* Is the site at @addr one the int3 handler emulates instead of stepping? */
+static bool kpk_emu_site_emulates(unsigned long addr)
+{
+	struct kprobe_site *s;
+	bool ret;
+
+	rcu_read_lock();
+	s = kprobe_site_lookup(addr);
+	ret = s && s->arch.op == KPX_STEP && s->arch.emu.kind != KPE_NONE;
+	rcu_read_unlock();
+	return ret;
+}
+
+/* One call of kpkunit_asm_emu(@x) with a probe with a post handler at @pt. */
+static long kpk_emu_run(struct kunit *test, int pt, long x, bool step)
+{
+	unsigned long addr = (unsigned long)kpkunit_asm_emu +
+			     kpkunit_asm_emu_point(pt);
+	struct kprobe *p = &kpk_kp[0];
+	long ret;
+
+	memset(p, 0, sizeof(*p));
+	p->addr = (void *)addr;
+	p->pre_handler = kpk_emu_pre;
+	p->post_handler = kpk_emu_post;
+	memset(&kpk_emu_seen, 0, sizeof(kpk_emu_seen));
+	WRITE_ONCE(kprobe_x86_emu_off, step);
+	ret = kpk_register(test, p);
+	WRITE_ONCE(kprobe_x86_emu_off, false);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "%s", kpk_emu_names[pt]);
+	KUNIT_EXPECT_EQ_MSG(test, kpk_emu_site_emulates(addr), !step,
+			    "%s: emulated", kpk_emu_names[pt]);
+
+	kpkunit_emu_words[0] = 0x1000 + x;
+	kpkunit_emu_words[1] = 0xffffffff00000001UL;
+	ret = kpk_call(kpkunit_asm_emu, x);
+	kpk_unregister(test, p);
+	KUNIT_EXPECT_EQ_MSG(test, kpk_emu_seen.hits, 1, "%s: hits",
+			    kpk_emu_names[pt]);
+	return ret;
+}
+
+#define KPK_EMU_FLAGS	(X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_AF | \
+			 X86_EFLAGS_ZF | X86_EFLAGS_SF | X86_EFLAGS_OF | \
+			 X86_EFLAGS_TF | X86_EFLAGS_IF | X86_EFLAGS_DF)
+
+#define KPK_EMU_REG(r)	{ #r, offsetof(struct pt_regs, r) }
+
+static const struct {
+	const char *name;
+	unsigned int off;
+} kpk_emu_regs[] = {
+	KPK_EMU_REG(ax), KPK_EMU_REG(bx), KPK_EMU_REG(cx), KPK_EMU_REG(dx),
+	KPK_EMU_REG(si), KPK_EMU_REG(di), KPK_EMU_REG(bp), KPK_EMU_REG(sp),
+	KPK_EMU_REG(r8), KPK_EMU_REG(r9), KPK_EMU_REG(r10), KPK_EMU_REG(r11),
+	KPK_EMU_REG(r12), KPK_EMU_REG(r13), KPK_EMU_REG(r14), KPK_EMU_REG(r15),
+	KPK_EMU_REG(ip), KPK_EMU_REG(cs), KPK_EMU_REG(ss),
+};
+
+static unsigned long kpk_emu_reg(const struct pt_regs *regs, unsigned int off)
+{
+	return *(const unsigned long *)((const u8 *)regs + off);
+}
+
+/*
+ * For every instruction kind the int3 handler emulates: the post handler
+ * sees the same registers (each one, and the flags), and memory holds the
+ * same, as when the same probe's instruction is run from the slot (the
+ * stepped path, forced with kprobe_x86_emu_off).  Looks at the site itself
+ * (kprobe_site_lookup()) to be sure which path each run took.
+ */
+static void kpk_test_emulate(struct kunit *test)
+{
+	static const long args[] = { 3, 40 };
+	struct pt_regs step_pre, step_post;
+	unsigned long step_words[2];
+	long want, got;
+	int pt, i, r;
+
+	/* The names and the point table go in step (offsets only grow). */
+	for (pt = 1; pt < ARRAY_SIZE(kpk_emu_names); pt++)
+		KUNIT_ASSERT_GT(test, kpkunit_asm_emu_point(pt),
+				kpkunit_asm_emu_point(pt - 1));
+	for (pt = 0; pt < ARRAY_SIZE(kpk_emu_names) - 1; pt++) {
+		for (i = 0; i < ARRAY_SIZE(args); i++) {
+			want = kpk_emu_run(test, pt, args[i], true);
+			step_pre = kpk_emu_seen.pre;
+			step_post = kpk_emu_seen.post;
+			memcpy(step_words, kpk_emu_seen.words,
+			       sizeof(step_words));
+			got = kpk_emu_run(test, pt, args[i], false);
+
+			KUNIT_EXPECT_EQ_MSG(test, got, want, "%s: result",
+					    kpk_emu_names[pt]);
+			/* Same call chain: the same stack at the hit. */
+			KUNIT_ASSERT_EQ_MSG(test, kpk_emu_seen.pre.sp,
+					    step_pre.sp, "%s: stack",
+					    kpk_emu_names[pt]);
+			for (r = 0; r < ARRAY_SIZE(kpk_emu_regs); r++)
+				KUNIT_EXPECT_EQ_MSG(test,
+					kpk_emu_reg(&kpk_emu_seen.post,
+						    kpk_emu_regs[r].off),
+					kpk_emu_reg(&step_post,
+						    kpk_emu_regs[r].off),
+					"%s, x=%ld: %%%s after emulation",
+					kpk_emu_names[pt], args[i],
+					kpk_emu_regs[r].name);
+			KUNIT_EXPECT_EQ_MSG(test,
+					    kpk_emu_seen.post.flags & KPK_EMU_FLAGS,
+					    step_post.flags & KPK_EMU_FLAGS,
+					    "%s, x=%ld: flags after emulation",
+					    kpk_emu_names[pt], args[i]);
+			KUNIT_EXPECT_EQ_MSG(test, kpk_emu_seen.words[0],
+					    step_words[0], "%s: word 0",
+					    kpk_emu_names[pt]);
+			KUNIT_EXPECT_EQ_MSG(test, kpk_emu_seen.words[1],
+					    step_words[1], "%s: word 1",
+					    kpk_emu_names[pt]);
+			KUNIT_EXPECT_EQ_MSG(test, step_post.ip,
+					    (unsigned long)kpkunit_asm_emu +
+					    kpkunit_asm_emu_point(pt + 1),
+					    "%s: ip after the step",
+					    kpk_emu_names[pt]);
+		}
+	}
+}
+
 static struct kunit_case kpk_core_cases[] = {
 	KUNIT_CASE(kpk_test_by_symbol),
 	KUNIT_CASE(kpk_test_by_addr),
@@ -2049,6 +2332,7 @@ static struct kunit_case kpk_core_cases[] = {
 	KUNIT_CASE(kpk_test_asm_model),
 	KUNIT_CASE_PARAM(kpk_test_insn, kpk_insn_gen_params),
 	KUNIT_CASE(kpk_test_boost),
+	KUNIT_CASE(kpk_test_emulate),
 	KUNIT_CASE(kpk_test_ftrace),
 	KUNIT_CASE(kpk_test_ftrace_redirect),
 	KUNIT_CASE(kpk_test_ftrace_recursion),

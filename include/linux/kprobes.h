@@ -306,6 +306,63 @@ static __always_inline bool kprobe_site_pre_one(struct kprobe_site *s,
 	return true;
 }
 
+/* The site's only probe, or NULL when it has none or several. */
+static __always_inline struct kprobe *kprobe_site_only(struct kprobe_site *s)
+{
+	struct list_head *first = READ_ONCE(s->probes.next);
+
+	if (first == &s->probes || READ_ONCE(first->next) != &s->probes)
+		return NULL;
+	return list_entry(first, struct kprobe, list);
+}
+
+/**
+ * kprobe_site_pre_fast() - kprobe_site_pre(), the one-probe case inlined
+ * @s: the site
+ * @regs: the registers at the hit
+ *
+ * For the trap, and for callers that hold preemption off (an RCU-sched
+ * read side, as the trap is) with interrupts perhaps on, having found
+ * kprobe_running() NULL.  As in kprobe_site_pre_one(), the probe becomes
+ * current_kprobe before kprobe_status is written: an interrupt that comes
+ * before finds no probe running (and each hit it takes leaves
+ * current_kprobe NULL again), one that comes after only counts a miss.
+ *
+ * Return: as kprobe_site_pre(); leaves current_kprobe set or NULL (a
+ * disabled probe), for the caller to clear.
+ */
+static __always_inline int kprobe_site_pre_fast(struct kprobe_site *s,
+						struct pt_regs *regs)
+{
+	struct kprobe *p = kprobe_site_only(s);
+
+	if (!p)
+		return kprobe_site_pre(s, regs);
+	if (kprobe_disabled(p))
+		return 0;
+	__this_cpu_write(current_kprobe, p);
+	barrier();	/* an interrupt must see the two in this order */
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
+	this_cpu_inc(*p->nhit);
+	return p->pre_handler ? p->pre_handler(p, regs) : 0;
+}
+
+/* kprobe_site_post(), the one-probe case inlined; same callers. */
+static __always_inline void kprobe_site_post_fast(struct kprobe_site *s,
+						  struct pt_regs *regs)
+{
+	struct kprobe *p = kprobe_site_only(s);
+
+	if (!p) {
+		kprobe_site_post(s, regs);
+		return;
+	}
+	if (!p->post_handler || kprobe_disabled(p))
+		return;
+	__this_cpu_write(current_kprobe, p);
+	p->post_handler(p, regs, 0);
+}
+
 /*
  * The architecture's side.  prepare checks that s->addr can be probed and
  * fills s->arch (-EILSEQ off an instruction boundary, -EINVAL for what
@@ -540,7 +597,6 @@ static inline int enable_kretprobe(struct kretprobe *rp)
 /* The architecture's handler for probes on ftrace call sites. */
 void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			   struct ftrace_ops *ops, struct ftrace_regs *fregs);
-bool kprobe_ftrace_ops_acts(struct kprobe_site *s, struct ftrace_ops *ops);
 /* Set once ftrace has shut itself down: its call sites are dead ends. */
 extern bool kprobe_ftrace_disabled;
 void kprobe_ftrace_kill(void);

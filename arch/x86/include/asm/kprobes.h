@@ -88,6 +88,48 @@ enum kprobe_x86_op {
 	KPX_POPF,
 };
 
+/*
+ * A KPX_STEP instruction that the int3 handler can also carry out itself
+ * (emulate.c), so that a hit with a post handler traps once instead of
+ * twice.  The slot's copy stays: it is the boosted path when there is no
+ * post handler, and the fallback when an emulated memory access faults.
+ * Operands are KPE_OPD_* kinds; registers are pt_regs offsets.
+ */
+enum kprobe_x86_emu_kind {
+	KPE_NONE,
+	KPE_PUSH,		/* push %src */
+	KPE_POP,		/* pop %dst */
+	KPE_LEA,		/* lea: .addr [+ .base] [+ .index << .scale] */
+	KPE_ALU,		/* .alu on dst (and src) of .size bytes */
+};
+
+enum kprobe_x86_emu_alu {
+	KPE_MOV, KPE_ADD, KPE_OR, KPE_AND, KPE_SUB, KPE_XOR, KPE_CMP,
+	KPE_TEST, KPE_INC, KPE_DEC,
+};
+
+enum kprobe_x86_emu_opd {
+	KPE_OPD_NONE, KPE_OPD_REG, KPE_OPD_IMM, KPE_OPD_MEM,
+};
+
+#define KPE_NOREG	0xff
+
+struct kprobe_x86_emu {
+	unsigned long	addr;		/* RIP-relative operand; lea's constant */
+	s32		imm;		/* immediate */
+	u8		kind;		/* enum kprobe_x86_emu_kind */
+	u8		alu;		/* enum kprobe_x86_emu_alu */
+	u8		size;		/* operand size: 4 or 8 */
+	u8		dst_opd, src_opd;	/* enum kprobe_x86_emu_opd */
+	u8		dst, src;	/* register operands */
+	u8		base, index, scale;	/* lea; KPE_NOREG if absent */
+};
+
+#ifdef CONFIG_KPROBES_KUNIT_TEST
+/* Tests only: sites prepared while this is set step instead of emulating. */
+extern bool kprobe_x86_emu_off;
+#endif
+
 /* Per probe site, filled by arch_prepare_kprobe_site(). */
 struct arch_kprobe_site {
 	kprobe_opcode_t	*slot;		/* copy + int3; NULL when emulated */
@@ -98,6 +140,7 @@ struct arch_kprobe_site {
 	u8		cond;		/* jcc condition / loop variant */
 	bool		boost;		/* the slot has a boosted copy */
 	kprobe_opcode_t	opcode;		/* original first byte */
+	struct kprobe_x86_emu emu;	/* KPX_STEP that can be emulated */
 #ifdef CONFIG_OPTPROBES
 	kprobe_opcode_t	*detour;	/* detour buffer, or NULL */
 	u8		orig[JMP32_INSN_SIZE];	/* bytes the jump replaces */

@@ -6,9 +6,11 @@
  * A hit goes through these per-CPU states (kprobe_ctlblk.kprobe_status):
  *
  *   HIT_ACTIVE  the pre handlers run (kprobe_site_pre());
- *   HIT_SS      the probed instruction is carried out: emulated on the spot,
- *               or its copy runs from the site's slot with interrupts off
- *               until the int3 behind the copy traps back here;
+ *   HIT_SS      the probed instruction is carried out: emulated on the spot
+ *               (branches and the like always, plain register, stack and
+ *               RIP-relative data instructions when decode.c could describe
+ *               them), or its copy runs from the site's slot with interrupts
+ *               off until the int3 behind the copy traps back here;
  *   HIT_SSDONE  the post handlers run (kprobe_site_post());
  *
  * and current_kprobe is cleared at the end.  A probe hit while this CPU is
@@ -63,7 +65,7 @@ static void kp_finish(struct kprobe_site *s, struct pt_regs *regs,
 	kcb->step.site = NULL;
 	if (kprobe_site_has_post(s)) {
 		kcb->kprobe_status = KPROBE_HIT_SSDONE;
-		kprobe_site_post(s, regs);
+		kprobe_site_post_fast(s, regs);
 	}
 	__this_cpu_write(current_kprobe, NULL);
 }
@@ -81,6 +83,11 @@ static void kp_execute(struct kprobe_site *s, struct pt_regs *regs,
 
 	if (!kprobe_x86_op_steps(s->arch.op)) {
 		kprobe_x86_emulate(s, regs);
+		kp_finish(s, regs, kcb);
+		return;
+	}
+	/* One trap instead of two, where the copy's work can be done here. */
+	if (s->arch.emu.kind != KPE_NONE && kprobe_x86_emulate_step(s, regs)) {
 		kp_finish(s, regs, kcb);
 		return;
 	}
@@ -131,8 +138,7 @@ static void kp_hit(struct kprobe_site *s, struct pt_regs *regs,
 {
 	kprobe_opcode_t *copy;
 
-	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
-	if (kprobe_site_pre(s, regs)) {
+	if (kprobe_site_pre_fast(s, regs)) {
 		/* A handler moved regs->ip: no instruction, no post handler. */
 		__this_cpu_write(current_kprobe, NULL);
 		return;

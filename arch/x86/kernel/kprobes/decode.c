@@ -25,6 +25,7 @@
 #include <linux/ftrace.h>
 #include <linux/memory.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/perf_event.h>
 #include <linux/sizes.h>
 #include <linux/uaccess.h>
@@ -33,6 +34,7 @@
 #include <asm/ibt.h>
 #include <asm/insn.h>
 #include <asm/probe-insn.h>
+#include <asm/sections.h>
 #include <asm/text-patching.h>
 
 #include "internal.h"
@@ -313,6 +315,11 @@ static int kp_classify_twobyte(unsigned long addr, struct insn *insn,
 		if (!probe_insn_has_prefix(insn, KP_PREFIX_LOCK))
 			a->op = KPX_NOP;
 		return 0;
+	case 0x1e:	/* endbr64, endbr32 (refused earlier with IBT) */
+		if (probe_insn_has_prefix(insn, PROBE_PREFIX_REP) &&
+		    (modrm == 0xfa || modrm == 0xfb))
+			a->op = KPX_NOP;
+		return 0;
 	case 0x0b: case 0xb9: case 0xff:		/* ud2, ud1, ud0 */
 		return -EILSEQ;
 	case 0x05: case 0x07: case 0x34: case 0x35:	/* system calls */
@@ -320,6 +327,235 @@ static int kp_classify_twobyte(unsigned long addr, struct insn *insn,
 		return -EOPNOTSUPP;
 	}
 	return 0;
+}
+
+/*
+ * Emulation of plain KPX_STEP instructions (emulate.c does the work).
+ *
+ * Only what the int3 handler can carry out exactly, with nothing it would
+ * have to call: push and pop of a register, mov and the flag-setting
+ * add/or/and/sub/xor/cmp/test/inc/dec between registers and immediates,
+ * lea, and the same ALU and mov forms on a RIP-relative dword or qword in
+ * data the probed code's image owns.  No legacy prefix at all (lock, rep,
+ * segment and size overrides all mean "step it"), no byte operations, no
+ * adc/sbb (they read CF; not worth the cases).  The instruction keeps its
+ * slot: emulation is a shortcut taken only when there is something to do
+ * after the instruction (a post handler, or a re-entered hit).
+ */
+
+static bool kp_emu_in_mod(struct module *mod, enum mod_mem_type type,
+			  unsigned long addr, unsigned long last)
+{
+	return within_module_mem_type(addr, mod, type) &&
+	       within_module_mem_type(last, mod, type);
+}
+
+/* May a dword or qword at @addr be read (@write: and written) from a trap? */
+static bool kp_emu_data_ok(unsigned long site, unsigned long addr, u8 size,
+			   bool write)
+{
+	unsigned long last = addr + size - 1;
+	struct module *mod, *site_mod;
+	bool ok;
+
+	if (last < addr)
+		return false;
+	/*
+	 * The kernel image's data and bss are never unmapped; ro_after_init
+	 * data turns read-only (it is not between _sdata and _edata on x86,
+	 * but say so).  Loads may also come from rodata.
+	 */
+	if (addr >= (unsigned long)__start_ro_after_init &&
+	    addr < (unsigned long)__end_ro_after_init)
+		return !write;
+	if ((addr >= (unsigned long)_sdata && last < (unsigned long)_edata) ||
+	    (addr >= (unsigned long)__bss_start &&
+	     last < (unsigned long)__bss_stop))
+		return true;
+	if (!write && addr >= (unsigned long)__start_rodata &&
+	    last < (unsigned long)__end_rodata)
+		return true;
+
+	/*
+	 * A module's own data: the probe on its code goes away (GONE) before
+	 * the module's memory does, so no hit can see it freed.
+	 */
+	preempt_disable();
+	mod = __module_address(addr);
+	site_mod = __module_address(site);
+	ok = mod && mod == site_mod &&
+	     (kp_emu_in_mod(mod, MOD_DATA, addr, last) ||
+	      (!write && kp_emu_in_mod(mod, MOD_RODATA, addr, last)));
+	preempt_enable();
+	return ok;
+}
+
+static u8 kp_emu_rex(struct insn *insn)
+{
+	return insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
+}
+
+/* The ModRM.rm operand: a register or a RIP-relative memory operand. */
+static bool kp_emu_rm(struct kprobe_site *s, struct insn *insn, bool write,
+		      u8 *opd, u8 *reg)
+{
+	struct kprobe_x86_emu *e = &s->arch.emu;
+	u8 modrm = insn->modrm.bytes[0];
+	unsigned long site = (unsigned long)s->addr;
+
+	if (X86_MODRM_MOD(modrm) == 3) {
+		*opd = KPE_OPD_REG;
+		*reg = probe_insn_gpr_offset(X86_MODRM_RM(modrm) +
+			(X86_REX_B(kp_emu_rex(insn)) ? 8 : 0));
+		return true;
+	}
+	if (!insn_rip_relative(insn))
+		return false;
+	e->addr = site + insn->length + insn->displacement.value;
+	*opd = KPE_OPD_MEM;
+	*reg = 0;
+	return kp_emu_data_ok(site, e->addr, e->size, write);
+}
+
+static u8 kp_emu_reg_field(struct insn *insn)
+{
+	return probe_insn_gpr_offset(X86_MODRM_REG(insn->modrm.bytes[0]) +
+				     (X86_REX_R(kp_emu_rex(insn)) ? 8 : 0));
+}
+
+/* lea: every addressing form but RIP-relative needs registers at the hit. */
+static bool kp_emu_lea(struct kprobe_site *s, struct insn *insn)
+{
+	struct kprobe_x86_emu *e = &s->arch.emu;
+	u8 modrm = insn->modrm.bytes[0], rex = kp_emu_rex(insn);
+	u8 mod = X86_MODRM_MOD(modrm), rm = X86_MODRM_RM(modrm);
+	u8 sib, base, index;
+
+	if (mod == 3)
+		return false;
+	e->kind = KPE_LEA;
+	e->dst = kp_emu_reg_field(insn);
+	e->base = KPE_NOREG;
+	e->index = KPE_NOREG;
+	/* .addr: the constant part of the address. */
+	e->addr = (long)insn->displacement.value;
+	if (insn_rip_relative(insn)) {
+		e->addr += (unsigned long)s->addr + insn->length;
+		return true;
+	}
+	if (rm != 4) {
+		e->base = probe_insn_gpr_offset(rm + (X86_REX_B(rex) ? 8 : 0));
+		return true;
+	}
+	sib = insn->sib.bytes[0];
+	base = X86_SIB_BASE(sib) + (X86_REX_B(rex) ? 8 : 0);
+	index = X86_SIB_INDEX(sib) + (X86_REX_X(rex) ? 8 : 0);
+	/* Base 5 (%rbp, %r13) with mod 0 means no base, a disp32. */
+	if (!(mod == 0 && (base & 7) == 5))
+		e->base = probe_insn_gpr_offset(base);
+	if (index != 4)		/* %rsp cannot be an index; %r12 can */
+		e->index = probe_insn_gpr_offset(index);
+	e->scale = X86_SIB_SCALE(sib);
+	return true;
+}
+
+static const u8 kp_emu_alu_ops[8] = {
+	[0] = KPE_ADD, [1] = KPE_OR, [4] = KPE_AND, [5] = KPE_SUB,
+	[6] = KPE_XOR, [7] = KPE_CMP,	/* 2 adc and 3 sbb: KPE_MOV, refused */
+};
+
+static bool kp_emu_decode_one(struct kprobe_site *s, struct insn *insn)
+{
+	struct kprobe_x86_emu *e = &s->arch.emu;
+	u8 opc = insn->opcode.bytes[0], rex = kp_emu_rex(insn);
+	u8 reg = X86_MODRM_REG(insn->modrm.bytes[0]);
+	bool rm_is_dst = true;
+
+	e->size = X86_REX_W(rex) ? 8 : 4;
+	e->kind = KPE_ALU;
+
+	if (opc >= 0x50 && opc <= 0x5f) {
+		u8 r = probe_insn_gpr_offset((opc & 7) +
+					     (X86_REX_B(rex) ? 8 : 0));
+
+		e->kind = opc < 0x58 ? KPE_PUSH : KPE_POP;
+		e->src = r;
+		e->dst = r;
+		return true;
+	}
+	if (opc == 0x8d)
+		return kp_emu_lea(s, insn);
+
+	switch (opc) {
+	case 0x01: case 0x09: case 0x21: case 0x29: case 0x31: case 0x39:
+	case 0x03: case 0x0b: case 0x23: case 0x2b: case 0x33: case 0x3b:
+		e->alu = kp_emu_alu_ops[opc >> 3];
+		rm_is_dst = !(opc & 2);
+		break;
+	case 0x85:
+		e->alu = KPE_TEST;
+		break;
+	case 0x89:
+		e->alu = KPE_MOV;
+		break;
+	case 0x8b:
+		e->alu = KPE_MOV;
+		rm_is_dst = false;
+		break;
+	case 0x81: case 0x83:
+		if (reg == 2 || reg == 3)	/* adc, sbb */
+			return false;
+		e->alu = kp_emu_alu_ops[reg];
+		e->src_opd = KPE_OPD_IMM;
+		e->imm = insn->immediate.value;
+		return kp_emu_rm(s, insn, e->alu != KPE_CMP, &e->dst_opd,
+				 &e->dst);
+	case 0xc7:
+		if (reg != 0)
+			return false;
+		e->alu = KPE_MOV;
+		e->src_opd = KPE_OPD_IMM;
+		e->imm = insn->immediate.value;
+		return kp_emu_rm(s, insn, true, &e->dst_opd, &e->dst);
+	case 0xff:
+		if (reg > 1)
+			return false;
+		e->alu = reg ? KPE_DEC : KPE_INC;
+		return kp_emu_rm(s, insn, true, &e->dst_opd, &e->dst);
+	default:
+		return false;
+	}
+
+	/* The two-operand forms: ModRM.reg is the other operand. */
+	if (rm_is_dst) {
+		e->src_opd = KPE_OPD_REG;
+		e->src = kp_emu_reg_field(insn);
+		return kp_emu_rm(s, insn,
+				 e->alu != KPE_CMP && e->alu != KPE_TEST,
+				 &e->dst_opd, &e->dst);
+	}
+	e->dst_opd = KPE_OPD_REG;
+	e->dst = kp_emu_reg_field(insn);
+	return kp_emu_rm(s, insn, false, &e->src_opd, &e->src);
+}
+
+#ifdef CONFIG_KPROBES_KUNIT_TEST
+bool kprobe_x86_emu_off;
+#define kp_emu_off()	READ_ONCE(kprobe_x86_emu_off)
+#else
+#define kp_emu_off()	false
+#endif
+
+/* Fill s->arch.emu for a KPX_STEP instruction emulate.c can carry out. */
+static void kp_emu_decode(struct kprobe_site *s, struct insn *insn)
+{
+	memset(&s->arch.emu, 0, sizeof(s->arch.emu));
+	if (kp_emu_off() ||
+	    s->arch.op != KPX_STEP || insn->prefixes.nbytes ||
+	    insn->vex_prefix.nbytes || insn->opcode.nbytes != 1)
+		return;
+	if (!kp_emu_decode_one(s, insn))
+		memset(&s->arch.emu, 0, sizeof(s->arch.emu));
 }
 
 static bool kp_is_endbr64(const u8 *buf)
@@ -552,6 +788,7 @@ int arch_prepare_kprobe_site(struct kprobe_site *s)
 	}
 
 	if (kprobe_x86_op_steps(s->arch.op)) {
+		kp_emu_decode(s, &insn);
 		s->arch.boost = kp_can_boost(s);
 		ret = kp_fill_slot(s, kp_func_bytes(&f, addr), &insn);
 	}

@@ -17,6 +17,18 @@
 #include <asm/text-patching.h>
 
 /*
+ * Should this call of the handler fire @s?  Only when @ops is the one of
+ * our two (kernel/kprobes.c) that @s is hooked on: while a site moves from
+ * one to the other, both call us for it.
+ */
+static nokprobe_inline bool kp_ftrace_ops_acts(struct kprobe_site *s,
+					       struct ftrace_ops *ops)
+{
+	return READ_ONCE(s->ftrace_ipmodify) ==
+	       !!(ops->flags & FTRACE_OPS_FL_IPMODIFY);
+}
+
+/*
  * The probes at @ip fire: as if int3 trapped there, then the call ran.
  * Inlined: a probe on ftrace costs little else than calls.
  */
@@ -24,12 +36,10 @@ static nokprobe_inline void kp_ftrace_fire(struct kprobe_site *s,
 					   unsigned long ip,
 					   struct pt_regs *regs)
 {
-	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
 	unsigned long orig_ip = instruction_pointer(regs);
 
-	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
 	instruction_pointer_set(regs, ip + INT3_INSN_SIZE);
-	if (kprobe_site_pre(s, regs))
+	if (kprobe_site_pre_fast(s, regs))
 		return;		/* moved: ftrace goes back to regs->ip */
 
 	/*
@@ -38,8 +48,9 @@ static nokprobe_inline void kp_ftrace_fire(struct kprobe_site *s,
 	 */
 	instruction_pointer_set(regs, ip + MCOUNT_INSN_SIZE);
 	if (kprobe_site_has_post(s)) {
-		kcb->kprobe_status = KPROBE_HIT_SSDONE;
-		kprobe_site_post(s, regs);
+		__this_cpu_write(kprobe_ctlblk.kprobe_status,
+				 KPROBE_HIT_SSDONE);
+		kprobe_site_post_fast(s, regs);
 	}
 	/*
 	 * Back to where ftrace was going: another ops on this function (a
@@ -64,7 +75,7 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 
 	s = kprobe_site_lookup(ip);
 	/* While a site moves between our two ops, both call us. */
-	if (s && !kprobe_ftrace_ops_acts(s, ops))
+	if (s && !kp_ftrace_ops_acts(s, ops))
 		s = NULL;
 	if (s && kprobe_running()) {
 		kprobe_site_missed(s);

@@ -11,6 +11,9 @@
 /* emulate.c: carry out an emulated instruction on the saved registers. */
 void kprobe_x86_emulate(struct kprobe_site *s, struct pt_regs *regs);
 
+/* emulate.c: carry out a KPX_STEP instruction with an emu decoding. */
+bool kprobe_x86_emulate_step(struct kprobe_site *s, struct pt_regs *regs);
+
 /* emulate.c: fix the registers after the slot copy ran; sets regs->ip. */
 void kprobe_x86_step_fixup(struct kprobe_site *s, struct pt_regs *regs,
 			   unsigned long flags_at_hit);
