@@ -22,6 +22,7 @@
 #include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/jiffies.h>
+#include <linux/jump_label.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/objtool.h>
@@ -1609,6 +1610,42 @@ static int kpk_churn_round(int round)
 	return err;
 }
 
+#ifdef CONFIG_JUMP_LABEL
+/*
+ * The sorted table behind kprobe_jump_label_reserved() answers as the
+ * kernel's walk does: on, just before, inside and just after a sample of
+ * the kernel's jump labels.
+ */
+static void kpk_test_jump_label_table(struct kunit *test)
+{
+	struct jump_entry *j;
+	unsigned long c;
+	int d, n = 0;
+
+	jump_label_lock();
+	for (j = __start___jump_table; j < __stop___jump_table; j += 7) {
+		if (jump_entry_is_init(j))
+			continue;	/* the walk skips them once booted */
+		c = jump_entry_code(j);
+		for (d = -1; d <= jump_entry_size(j); d++) {
+			void *a = (void *)(c + d);
+
+			KUNIT_EXPECT_EQ_MSG(test, kprobe_jump_label_reserved(a, a),
+					    !!jump_label_text_reserved(a, a),
+					    "%pS%+d", (void *)c, d);
+		}
+		n++;
+	}
+	jump_label_unlock();
+	kunit_info(test, "%d jump labels compared\n", n);
+}
+#else
+static void kpk_test_jump_label_table(struct kunit *test)
+{
+	kunit_skip(test, "no jump labels");
+}
+#endif
+
 /*
  * A bad kprobe in the middle of a batch: none of the batch stays, the
  * breakpoints it queued were never written, and a kprobe that was already
@@ -2341,6 +2378,7 @@ static struct kunit_case kpk_core_cases[] = {
 	KUNIT_CASE(kpk_test_batch_many),
 	KUNIT_CASE_SLOW(kpk_test_concurrent),
 	KUNIT_CASE(kpk_test_batch_atomic),
+	KUNIT_CASE(kpk_test_jump_label_table),
 	KUNIT_CASE_SLOW(kpk_test_batch_concurrent),
 	{}
 };

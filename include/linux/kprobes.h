@@ -414,6 +414,7 @@ int arch_populate_kprobe_blacklist(void);
 
 /* The blacklist. */
 bool within_kprobe_blacklist(unsigned long addr);
+bool kprobe_jump_label_reserved(void *start, void *end);
 int kprobe_add_ksym_blacklist(unsigned long entry);
 int kprobe_add_area_blacklist(unsigned long start, unsigned long end);
 

@@ -27,6 +27,9 @@ HITS = [
 ]
 REG = [
     ("one.armed", "registered one by one: until armed"),
+    ("one.armed.ftrace", "registered one by one: until armed, the "
+     "ftrace-based ones"),
+    ("one.armed.other", "registered one by one: until armed, the others"),
     ("one.optimized", "registered one by one: until optimized"),
     ("one.unreg", "unregistered one by one"),
     ("batch.armed", "register_kprobes: until armed"),
@@ -49,7 +52,7 @@ COVER = [
 ]
 EVERY = [
     ("every.sift", "every function entry: finding what the kernel refuses "
-     "by halving register_kprobes()", "s"),
+     "(each registered disabled, then one unregister_kprobes())", "s"),
     ("every.reg", "every function entry: one register_kprobes(), until "
      "armed", "s"),
     ("every.hits", "every function entry: hits under the workload", "hits"),

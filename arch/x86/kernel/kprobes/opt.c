@@ -272,7 +272,7 @@ static bool kp_opt_text_reserved(kprobe_opcode_t *start, unsigned int len)
 	if (ret || ftrace_text_reserved(start, end))
 		return true;
 	jump_label_lock();
-	ret = jump_label_text_reserved(start, end) ||
+	ret = kprobe_jump_label_reserved(start, end) ||
 	      static_call_text_reserved(start, end);
 	jump_label_unlock();
 	return ret;
