@@ -2497,6 +2497,7 @@ static int kp_arm_all(bool disarmed)
 		pr_info("kprobes globally %s\n", disarmed ? "disarmed" : "armed");
 	}
 	mutex_unlock(&kprobe_mutex);
+	wprobe_arm_all(disarmed);	/* watchpoint probes too */
 	if (failed)
 		pr_warn("%u probe sites could not be %s\n", failed,
 			disarmed ? "disarmed" : "armed");
@@ -2553,6 +2554,7 @@ static int kp_list_show(struct seq_file *m, void *v)
 		}
 	}
 	mutex_unlock(&kprobe_mutex);
+	wprobe_debugfs_list(m, show);	/* watchpoint probes, type w */
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kp_list);
@@ -2590,6 +2592,7 @@ static int kp_stats_show(struct seq_file *m, void *v)
 		}
 	}
 	mutex_unlock(&kprobe_mutex);
+	wprobe_debugfs_stats(m, show);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kp_stats);

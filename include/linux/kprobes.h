@@ -30,6 +30,7 @@
 #include <linux/ftrace.h>
 #include <linux/objpool.h>
 #include <linux/rethook.h>
+#include <linux/wprobes.h>
 #include <asm/kprobes.h>
 
 #ifdef CONFIG_KPROBES

@@ -143,7 +143,8 @@ check_config() {
 	while read -r opt want; do
 		# The stock tree lacks the symbols of our own tests and samples.
 		[ "$flavor" = stock ] && case $opt in
-			CONFIG_KPROBES_KUNIT_TEST|CONFIG_UPROBES_KUNIT_TEST|CONFIG_SAMPLE_UPROBES) continue ;;
+			CONFIG_KPROBES_KUNIT_TEST|CONFIG_UPROBES_KUNIT_TEST|CONFIG_SAMPLE_UPROBES|\
+			CONFIG_WPROBES|CONFIG_WPROBES_KUNIT_TEST|CONFIG_SAMPLE_WPROBES) continue ;;
 		esac
 		if [ "$want" = n ]; then
 			! grep -q "^$opt=" "$tree/.config" || { echo "config: $opt is not off" >&2; bad=1; }

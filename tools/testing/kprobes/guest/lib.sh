@@ -148,7 +148,7 @@ hexdiff() {
 # Leave the kernel as we found it whatever happened: our modules out,
 # kprobes enabled.
 kp_cleanup() {
-	for _m in kp_probe kprobe_example kretprobe_example kp_target; do
+	for _m in kp_probe kprobe_example kretprobe_example wprobe_example kp_target; do
 		is_loaded "$_m" && rmmod "$_m" 2>/dev/null
 	done
 	[ -w "$KP_ENABLED" ] && [ "$(cat "$KP_ENABLED" 2>/dev/null)" != 1 ] &&
