@@ -3,9 +3,10 @@
  * Watchpoint probes: kprobes-style probes on kernel data, built on the
  * hw_breakpoint layer.
  *
- * Each registered wprobe owns one data breakpoint per CPU (a "wide"
- * breakpoint from register_wide_hw_breakpoint(), or one perf event per CPU
- * on that CPU's copy for a per-CPU variable).  The hw_breakpoint layer does
+ * Each registered wprobe owns one data breakpoint per online CPU, the
+ * kernel perf events of a "wide" hw_breakpoint (for a per-CPU variable,
+ * each on its own CPU's copy); CPUs coming online get theirs from a hotplug
+ * callback, CPUs going offline give theirs back.  The hw_breakpoint layer does
  * the slot accounting against ptrace, perf and kgdb; we turn its -ENOSPC
  * into -EBUSY and say so.  A registration that fails leaves nothing behind:
  * either every CPU got its breakpoint or none has one.
@@ -20,10 +21,14 @@
  * value as the shadow, so the next hit still reports a true old value.
  *
  * The registered probes sit on wprobe_list under wprobe_mutex, which also
- * covers enabling, the module notifier and the debugfs views.
+ * covers enabling, the module notifier, the hotplug callbacks and the
+ * debugfs views.  Registration takes the CPU hotplug lock before it, as
+ * the hotplug callbacks are called with it held.
  */
 #define pr_fmt(fmt) "wprobes: " fmt
 
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/hw_breakpoint.h>
@@ -273,72 +278,61 @@ static void wp_sync(struct wprobe *wp)
 	st->armed = want;
 }
 
-static void wp_fill_attr(struct perf_event_attr *attr, struct wprobe *wp,
-			 unsigned long addr)
+/* The breakpoint of @wp on @cpu, armed or not as the probe wants. */
+static int wp_create_on(struct wprobe *wp, int cpu)
 {
-	hw_breakpoint_init(attr);
-	attr->bp_addr = addr;
-	attr->bp_len = wp->len;
-	attr->bp_type = wp->kind == WPROBE_RW ? HW_BREAKPOINT_RW :
-						 HW_BREAKPOINT_W;
-	attr->disabled = !wp_wants_arming(wp);
-}
-
-/* A breakpoint on every online CPU, each on its own copy of the data. */
-static struct perf_event * __percpu *wp_create_percpu(struct wprobe *wp)
-{
-	struct perf_event * __percpu *bps, *bp;
 	struct perf_event_attr attr;
-	long err = 0;
-	int cpu;
+	struct perf_event *bp;
 
-	bps = alloc_percpu(struct perf_event *);
-	if (!bps)
-		return (void __percpu __force *)ERR_PTR(-ENOMEM);
-	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		wp_fill_attr(&attr, wp, (unsigned long)wp_cpu_addr(wp, cpu));
-		bp = perf_event_create_kernel_counter(&attr, cpu, NULL, wp_hit,
-						      wp);
-		if (IS_ERR(bp)) {
-			err = PTR_ERR(bp);
-			break;
-		}
-		*per_cpu_ptr(bps, cpu) = bp;
-	}
-	cpus_read_unlock();
-	if (!err)
-		return bps;
-	unregister_wide_hw_breakpoint(bps);	/* also frees @bps */
-	return (void __percpu __force *)ERR_PTR(err);
+	hw_breakpoint_init(&attr);
+	attr.bp_addr = (unsigned long)wp_cpu_addr(wp, cpu);
+	attr.bp_len = wp->len;
+	attr.bp_type = wp->kind == WPROBE_RW ? HW_BREAKPOINT_RW :
+						HW_BREAKPOINT_W;
+	attr.disabled = !wp_wants_arming(wp);
+	bp = perf_event_create_kernel_counter(&attr, cpu, NULL, wp_hit, wp);
+	if (IS_ERR(bp))
+		return PTR_ERR(bp);
+	*per_cpu_ptr(wp->state->bps, cpu) = bp;
+	return 0;
 }
 
+/*
+ * A breakpoint on every online CPU (each on its own copy of a per-CPU
+ * variable), or none.  This is register_wide_hw_breakpoint()'s loop, done
+ * here so that it runs under our own hold of the CPU hotplug lock (taken
+ * before wprobe_mutex, as the hotplug callbacks below have them) and can
+ * give CPUs that come online later their breakpoints too.
+ */
 static int wp_create(struct wprobe *wp)
 {
-	struct perf_event * __percpu *bps;
-	struct perf_event_attr attr;
-	int ret;
+	struct wprobe_state *st = wp->state;
+	int cpu, ret = 0;
 
-	if (wp_percpu(wp)) {
-		bps = wp_create_percpu(wp);
-	} else {
-		wp_fill_attr(&attr, wp, (unsigned long)wp->addr);
-		bps = register_wide_hw_breakpoint(&attr, wp_hit, wp);
+	lockdep_assert_cpus_held();
+	lockdep_assert_held(&wprobe_mutex);
+	st->bps = alloc_percpu(struct perf_event *);
+	if (!st->bps)
+		return -ENOMEM;
+	st->armed = wp_wants_arming(wp);
+	for_each_online_cpu(cpu) {
+		ret = wp_create_on(wp, cpu);
+		if (ret)
+			break;
 	}
-	if (!IS_ERR((void __force *)bps)) {
-		wp->state->bps = bps;
-		wp->state->armed = wp_wants_arming(wp);
+	if (!ret)
 		return 0;
-	}
-	ret = PTR_ERR((void __force *)bps);
+	unregister_wide_hw_breakpoint(st->bps);	/* also frees the array */
+	st->bps = NULL;
+	st->armed = false;
 	if (ret == -ENOSPC) {
-		pr_warn("%s: every debug register is taken (%d per CPU); not registered\n",
-			wp->state->where, HBP_NUM);
+		pr_warn("%s: every debug register is taken on CPU %d (%d per CPU); not registered\n",
+			st->where, cpu, HBP_NUM);
 		return -EBUSY;
 	}
-	pr_err("%s: the hw_breakpoint layer refused a %u-byte %s watch (%d)\n",
-	       wp->state->where, wp->len,
-	       wp->kind == WPROBE_RW ? "read-write" : "write", ret);
+	pr_err("%s: the hw_breakpoint layer refused a %u-byte %s watch on CPU %d (%d)\n",
+	       st->where, wp->len,
+	       wp->kind == WPROBE_RW ? "read-write" : "write", cpu, ret);
 	return ret;
 }
 
@@ -529,6 +523,7 @@ int register_wprobe(struct wprobe *wp)
 	unsigned int offset = wp->offset, flags = wp->flags;
 	int ret;
 
+	cpus_read_lock();
 	mutex_lock(&wprobe_mutex);
 	if (wp_registered(wp)) {
 		pr_err("this wprobe is already registered\n");
@@ -563,6 +558,7 @@ int register_wprobe(struct wprobe *wp)
 		goto fail;
 	list_add_tail(&wp->list, &wprobe_list);
 	mutex_unlock(&wprobe_mutex);
+	cpus_read_unlock();
 	return 0;
 
 fail:
@@ -573,6 +569,7 @@ fail:
 	wp->flags = flags;
 out:
 	mutex_unlock(&wprobe_mutex);
+	cpus_read_unlock();
 	return ret;
 }
 EXPORT_SYMBOL_GPL(register_wprobe);
@@ -738,12 +735,73 @@ static struct notifier_block wp_module_nb = {
 	.notifier_call = wp_module_notify,
 };
 
+#endif /* CONFIG_MODULES */
+
+/* ------------------------------------------------------------------ */
+/* CPUs coming and going.                                               */
+/* ------------------------------------------------------------------ */
+
+/* Runs on @cpu, the hotplug lock held: give it every live probe. */
+static int wp_cpu_online(unsigned int cpu)
+{
+	struct wprobe *wp;
+	int ret;
+
+	mutex_lock(&wprobe_mutex);
+	list_for_each_entry(wp, &wprobe_list, list) {
+		if (!wp->state->bps || *per_cpu_ptr(wp->state->bps, cpu))
+			continue;
+		if (wp_percpu(wp))
+			WRITE_ONCE(per_cpu_ptr(wp->state->pcpu, cpu)->shadow,
+				   wp_read(wp_cpu_addr(wp, cpu), wp->len));
+		ret = wp_create_on(wp, cpu);
+		if (ret)
+			pr_warn("%s: CPU %u got no breakpoint (%d): not watched there\n",
+				wp->state->where, cpu, ret);
+	}
+	mutex_unlock(&wprobe_mutex);
+	return 0;
+}
+
+/* @cpu is going offline: its breakpoints go before perf leaves it. */
+static int wp_cpu_offline(unsigned int cpu)
+{
+	struct perf_event **bpp;
+	struct wprobe *wp;
+
+	mutex_lock(&wprobe_mutex);
+	list_for_each_entry(wp, &wprobe_list, list) {
+		if (!wp->state->bps)
+			continue;
+		bpp = per_cpu_ptr(wp->state->bps, cpu);
+		if (*bpp) {
+			unregister_hw_breakpoint(*bpp);
+			*bpp = NULL;
+		}
+	}
+	mutex_unlock(&wprobe_mutex);
+	return 0;
+}
+
 static int __init wprobes_init(void)
 {
-	return register_module_notifier(&wp_module_nb);
+	int ret;
+
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "wprobes:online",
+					wp_cpu_online, wp_cpu_offline);
+	if (ret < 0) {
+		pr_warn("no CPU hotplug callbacks (%d): CPUs coming online later will not watch\n",
+			ret);
+	}
+#ifdef CONFIG_MODULES
+	ret = register_module_notifier(&wp_module_nb);
+	if (ret)
+		pr_err("no module notifier (%d): probes on module data will not go [GONE]\n",
+		       ret);
+#endif
+	return 0;
 }
 core_initcall(wprobes_init);
-#endif /* CONFIG_MODULES */
 
 /* ------------------------------------------------------------------ */
 /* The kprobes debugfs files.                                           */

@@ -10,11 +10,13 @@
  *
  * Handlers only record (atomics, plain stores); every check is made by the
  * test thread afterwards.  Each probe a test registers is also handed to a
- * KUnit action that unregisters it however the test ends.
+ * KUnit action that unregisters it however the test ends.  The hotplug
+ * case takes the last CPU offline and brings it back.
  */
 
 #include <kunit/test.h>
 #include <linux/atomic.h>
+#include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
@@ -538,6 +540,50 @@ static void wpk_test_two_cpus(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0UL, wprobe_missed(wp));
 }
 
+static void wpk_ipi_store(void *info)
+{
+	wpk_store(&wpk_vars[4], 8, (u64)(unsigned long)info);
+}
+
+/* A CPU going offline and coming back watches again, new probes too. */
+static void wpk_test_hotplug(struct kunit *test)
+{
+	struct wprobe *before, *during;
+	int cpu, ret;
+
+	before = wpk_new(test, &wpk_vars[4], 8, WPROBE_WRITE);
+	during = wpk_new(test, &wpk_vars[4], 8, WPROBE_WRITE);
+	before->handler = NULL;
+	during->handler = NULL;
+	cpu = cpumask_last(cpu_online_mask);
+	if (cpu == 0 || cpu >= nr_cpu_ids) {
+		kunit_skip(test, "needs a second CPU to take offline");
+		return;
+	}
+	KUNIT_ASSERT_EQ(test, 0, register_wprobe(before));
+	smp_call_function_single(cpu, wpk_ipi_store, (void *)1UL, 1);
+	KUNIT_EXPECT_EQ(test, 1UL, wprobe_hits(before));
+
+	ret = remove_cpu(cpu);
+	if (ret) {
+		kunit_skip(test, "CPU %d cannot go offline (%d)", cpu, ret);
+		return;
+	}
+	ret = register_wprobe(during);
+	KUNIT_EXPECT_EQ(test, 0, ret);
+	wpk_store(&wpk_vars[4], 8, 2);
+	KUNIT_EXPECT_EQ(test, 2UL, wprobe_hits(before));
+	KUNIT_ASSERT_EQ(test, 0, add_cpu(cpu));
+	KUNIT_ASSERT_TRUE(test, cpu_online(cpu));
+
+	/* The CPU that came back watches for both probes. */
+	smp_call_function_single(cpu, wpk_ipi_store, (void *)3UL, 1);
+	KUNIT_EXPECT_EQ(test, 3UL, wprobe_hits(before));
+	if (!ret)
+		KUNIT_EXPECT_EQ(test, 2UL, wprobe_hits(during));
+	KUNIT_EXPECT_EQ(test, 0UL, wprobe_missed(before));
+}
+
 static struct kunit_case wpk_cases[] = {
 	KUNIT_CASE(wpk_test_write_lengths),
 	KUNIT_CASE(wpk_test_rw_lengths),
@@ -549,6 +595,7 @@ static struct kunit_case wpk_cases[] = {
 	KUNIT_CASE(wpk_test_busy),
 	KUNIT_CASE(wpk_test_disable),
 	KUNIT_CASE(wpk_test_two_cpus),
+	KUNIT_CASE(wpk_test_hotplug),
 	{}
 };
 

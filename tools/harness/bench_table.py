@@ -24,6 +24,10 @@ HITS = [
     ("hit.kret", "kretprobe (jump optimization off)"),
     ("hit.kp+kret", "kprobe + kretprobe, same function (optimization off)"),
     ("hit.optkret", "kretprobe, optimized entry"),
+    ("hit.hwbp", "data breakpoint on a store, register_wide_hw_breakpoint "
+     "with a counting handler"),
+    ("hit.watch", "write watch: a wprobe where the kernel has them (ours), "
+     "else the same hw_breakpoint (stock)"),
 ]
 REG = [
     ("one.armed", "registered one by one: until armed"),

@@ -19,6 +19,7 @@
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
@@ -318,6 +319,105 @@ out:
 out_kp:
 	if (use_kp)
 		unregister_kprobe(&kp);
+	return 0;
+}
+
+/*
+ * Write watch hit cost: a loop of stores to one variable, watched by a data
+ * breakpoint on every CPU, minus the same loop unwatched.  "hwbp" is the
+ * hw_breakpoint layer's register_wide_hw_breakpoint() with a handler that
+ * only counts (what a kernel developer would use without wprobes); "watch"
+ * is a wprobe doing the same where the kernel has them (it keeps the old
+ * value and counts per probe on top), the hw_breakpoint one elsewhere.
+ */
+static u64 kpb_wvar;
+
+static noinline u64 kpb_wloop(void)
+{
+	u64 t0, best = U64_MAX;
+	unsigned long i;
+	unsigned int r;
+
+	for (r = 0; r < max(reps, 1U); r++) {
+		t0 = ktime_get_ns();
+		for (i = 0; i < loops; i++)
+			WRITE_ONCE(kpb_wvar, i);
+		best = min(best, ktime_get_ns() - t0);
+	}
+	return best;
+}
+
+static void kpb_bp_handler(struct perf_event *bp, struct perf_sample_data *data,
+			   struct pt_regs *regs)
+{
+	this_cpu_inc(kpb_hits);
+}
+
+#ifdef CONFIG_WPROBES
+static void kpb_wp_handler(struct wprobe *wp, struct pt_regs *regs)
+{
+	this_cpu_inc(kpb_hits);
+}
+#endif
+
+static int kpb_watch(const char *measure, bool wprobe)
+{
+	struct perf_event * __percpu *bps = NULL;
+	struct perf_event_attr attr;
+	unsigned long expect, hits;
+	const char *how = "hw_breakpoint";
+	u64 base, probed;
+	char note[64];
+#ifdef CONFIG_WPROBES
+	struct wprobe wp = {
+		.addr = &kpb_wvar,
+		.len = sizeof(kpb_wvar),
+		.kind = WPROBE_WRITE,
+		.handler = kpb_wp_handler,
+	};
+#endif
+
+	base = kpb_wloop();
+#ifdef CONFIG_WPROBES
+	if (wprobe) {
+		int ret = register_wprobe(&wp);
+
+		if (ret) {
+			pr_info("%s n/a register_wprobe: %d\n", measure, ret);
+			return 0;
+		}
+		how = "wprobe";
+	}
+#else
+	wprobe = false;
+#endif
+	if (!wprobe) {
+		hw_breakpoint_init(&attr);
+		attr.bp_addr = (unsigned long)&kpb_wvar;
+		attr.bp_len = HW_BREAKPOINT_LEN_8;
+		attr.bp_type = HW_BREAKPOINT_W;
+		bps = register_wide_hw_breakpoint(&attr, kpb_bp_handler, NULL);
+		if (IS_ERR((void __force *)bps)) {
+			pr_info("%s n/a register_wide_hw_breakpoint: %ld\n",
+				measure, PTR_ERR((void __force *)bps));
+			return 0;
+		}
+	}
+	kpb_hits_take();
+	probed = kpb_wloop();
+	hits = kpb_hits_take();
+	expect = (unsigned long)max(reps, 1U) * loops;
+	snprintf(note, sizeof(note), "%s", how);
+	if (hits != expect)
+		snprintf(note, sizeof(note), "%s, %lu hits of %lu", how, hits,
+			 expect);
+	kpb_report(measure, (s64)probed - (s64)base, loops, "ns", note);
+#ifdef CONFIG_WPROBES
+	if (wprobe)
+		unregister_wprobe(&wp);
+#endif
+	if (bps)
+		unregister_wide_hw_breakpoint(bps);
 	return 0;
 }
 
@@ -668,6 +768,10 @@ static int kpb_run(char *cmd)
 		return kpb_hit("hit.kp+kret", KPB_BOTH, false, false, "int3");
 	if (!strcmp(cmd, "optkret"))
 		return kpb_hit("hit.optkret", KPB_KRETPROBE, false, false, "optimized");
+	if (!strcmp(cmd, "hwbp"))
+		return kpb_watch("hit.hwbp", false);
+	if (!strcmp(cmd, "watch"))
+		return kpb_watch("hit.watch", true);
 	if (sscanf(cmd, "reg %u", &n) == 1 && n)
 		return kpb_reg(n);
 	if (!strcmp(cmd, "cover entry"))

@@ -45,6 +45,8 @@ if want hits; then
 	run opt
 	run optkret
 	run ftrace
+	run hwbp
+	run watch
 fi
 
 # Candidates: text symbols of the kernel proper (not modules, not init text),
