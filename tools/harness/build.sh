@@ -2,7 +2,8 @@
 # Build the kernel in BUILD_DIR/linux, then the out-of-tree modules (our test
 # modules and, when given, the user's EXTRA directory), install the kernel's
 # modules under BUILD_DIR/oot/modroot and build the static guest programs
-# (BUILD_DIR/oot/bin: kprobe_perf, kprobe_bpf, uprobe_target, uprobe_pmu).
+# (BUILD_DIR/oot/bin: kprobe_perf, kprobe_bpf, uprobe_target, uprobe_pmu,
+# wp_coexist).
 #
 #   build.sh BUILD_DIR [EXTRA_DIR]
 set -euo pipefail
@@ -46,6 +47,8 @@ say "building tools/testing/kprobes/bpf/kprobe_bpf (static)"
 gcc -static -O2 -Wall -o "$bdir/oot/bin/kprobe_bpf" "$top/tools/testing/kprobes/bpf/kprobe_bpf.c"
 say "building tools/testing/kprobes/uprobe/uprobe_target (static)"
 gcc -static -O2 -Wall -pthread -o "$bdir/oot/bin/uprobe_target" "$top/tools/testing/kprobes/uprobe/uprobe_target.c"
+say "building tools/testing/kprobes/perf/wp_coexist (static)"
+gcc -static -O2 -Wall -o "$bdir/oot/bin/wp_coexist" "$top/tools/testing/kprobes/perf/wp_coexist.c"
 say "building tools/testing/kprobes/uprobe/uprobe_pmu (static)"
 gcc -static -O2 -Wall -o "$bdir/oot/bin/uprobe_pmu" "$top/tools/testing/kprobes/uprobe/uprobe_pmu.c"
 if [ -n "$extra" ]; then

@@ -13,6 +13,8 @@
 # kp_target's kpt_result (stored on each write to debugfs kp_target/call):
 # the list names the module, and when kp_target goes the probe goes
 # [GONE], never fires on a reloaded kp_target, and leaves on rmmod.
+# Last, perf and ptrace breakpoints of a task next to a wprobe
+# (/kptest/bin/wp_coexist).
 . /kptest/lib.sh
 
 need "$KP_LIST"
@@ -182,6 +184,32 @@ if check "gone: insmod kp_target.ko" load kp_target; then
 			show_list
 	fi
 	is_loaded kp_target && unload kp_target
+fi
+
+# 6. perf and ptrace breakpoints next to a wprobe: the wprobe holds one of
+#    the four debug registers on every CPU, so a task gets three perf
+#    breakpoints and the fourth is refused (ENOSPC); each counts its stores;
+#    ptrace's DR0/DR7 work; with the wprobe gone the task gets all four.
+WPC=/kptest/bin/wp_coexist
+if [ ! -x "$WPC" ]; then
+	notok "$WPC is in the guest"
+elif check "coexist: insmod wprobe_example.ko symbol=panic_timeout" \
+	load wprobe_example symbol=panic_timeout; then
+	out=$("$WPC" perf 3); rc=$?
+	check "coexist: 3 perf breakpoints open and count with a wprobe registered ($out)" test $rc = 0
+	out=$("$WPC" perf 4); rc=$?
+	check "coexist: a 4th perf breakpoint is refused with ENOSPC ($out)" \
+		test $rc = 2 -a -n "$(echo "$out" | grep -F 'opened 3 of 4, then errno 28')"
+	out=$("$WPC" ptrace); rc=$?
+	check "coexist: ptrace DR0/DR7 watch works with a wprobe registered ($out)" test $rc = 0
+	kmark
+	echo 12 > "$PANIC"
+	wait_wlines 1
+	check "coexist: the wprobe still fires" test -n "$(wlines | grep -F 'wrote 0xc')"
+	echo "$orig" > "$PANIC"
+	wunload
+	out=$("$WPC" perf 4); rc=$?
+	check "coexist: with the wprobe gone, 4 perf breakpoints open and count ($out)" test $rc = 0
 fi
 
 check_klog
