@@ -144,7 +144,7 @@ check_config() {
 		# The stock tree lacks the symbols of our own tests and samples.
 		[ "$flavor" = stock ] && case $opt in
 			CONFIG_KPROBES_KUNIT_TEST|CONFIG_UPROBES_KUNIT_TEST|CONFIG_SAMPLE_UPROBES|\
-			CONFIG_WPROBES|CONFIG_WPROBES_KUNIT_TEST|CONFIG_SAMPLE_WPROBES) continue ;;
+			CONFIG_WPROBES|CONFIG_WPROBES_KUNIT_TEST|CONFIG_SAMPLE_WPROBES|CONFIG_WPROBE_EVENTS) continue ;;
 		esac
 		if [ "$want" = n ]; then
 			! grep -q "^$opt=" "$tree/.config" || { echo "config: $opt is not off" >&2; bad=1; }
