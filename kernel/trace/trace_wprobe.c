@@ -24,11 +24,13 @@
  */
 #define pr_fmt(fmt)	"trace_wprobe: " fmt
 
+#include <asm/ptrace.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/rculist.h>
 #include <linux/security.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 #include <linux/wprobes.h>
 
@@ -469,8 +471,10 @@ static int __trace_wprobe_create(int argc, const char *argv[])
 	ret = tw_register_event(tw);
 	if (ret) {
 		trace_probe_log_set_index(0);
-		trace_probe_log_err(0, ret == -EEXIST ? EVENT_EXIST :
-						       FAIL_REG_PROBE);
+		if (ret == -EEXIST)
+			trace_probe_log_err(0, EVENT_EXIST);
+		else
+			trace_probe_log_err(0, FAIL_REG_PROBE);
 		goto out_unreg;
 	}
 	traceprobe_finish_parse(&ctx);

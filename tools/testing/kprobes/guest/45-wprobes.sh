@@ -41,8 +41,9 @@ wait_wlines() {
 wlist() {
 	list_sym "$1" w
 }
+# hex N: N as the sample prints a 4-byte value (panic_timeout is -1 here).
 hex() {
-	printf '0x%x' "$1"
+	printf '0x%x' $(($1 & 0xffffffff))
 }
 wunload() {
 	check "rmmod wprobe_example" unload wprobe_example || diag_file "$KP_TMP/rmmod.out"
