@@ -72,7 +72,7 @@ run_side() {
 		# Two vCPUs on two host threads: uprobe hits scaling.
 		qargs="" tcg=multi cmdline="kpbench.set=umulti"
 	else
-		cmdline="kpbench.set=hits kpbench.reps=3"
+		cmdline="kpbench.set=hits,watch kpbench.reps=3"
 	fi
 	KP_QEMU_ARGS=$qargs KP_CMDLINE=$cmdline KP_TCG_THREAD=$tcg \
 		KP_TIMEOUT=${KP_BENCH_TIMEOUT:-1800} \
@@ -130,7 +130,7 @@ testcfg_side() {
 		make -C "$top" --no-print-directory -s stock EXTRA="$src" >/dev/null
 	fi || { say "$side test-config kernel did not build"; return 0; }
 	KP_QEMU_ARGS="-smp 1 -icount shift=0,sleep=off -rtc base=2024-01-01T00:00:00,clock=vm" \
-		KP_CMDLINE="kpbench.set=hits kunit.enable=0" \
+		KP_CMDLINE="kpbench.set=hits,watch kunit.enable=0" \
 		KP_TIMEOUT=${KP_BENCH_TIMEOUT:-1800} \
 		"$h/boot.sh" "$tree" extra "$out/$side-testcfg.log" >/dev/null
 	grep -a -o 'kpbench: .*' "$out/$side-testcfg.log" | tr -d '\r' > "$out/$side-testcfg.txt" || true

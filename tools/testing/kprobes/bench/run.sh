@@ -4,7 +4,7 @@
 # results are the module's "kpbench: ..." console lines.
 #
 # kpbench.<param>=<value> on the kernel command line goes to insmod, except
-# kpbench.set=<list>: which groups to run, of hits,reg,cover,every,uhits,
+# kpbench.set=<list>: which groups to run, of hits,watch,reg,cover,every,uhits,
 # umulti (default all but umulti, which wants two vCPUs on two host threads).
 # No -e: a measure that fails says so and the others still run.
 set -u
@@ -23,7 +23,7 @@ run() {
 
 args=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^kpbench\.//p' | grep -v '^set=' | tr '\n' ' ')
 groups=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^kpbench\.set=//p')
-groups=,${groups:-hits,reg,cover,every,uhits},
+groups=,${groups:-hits,watch,reg,cover,every,uhits},
 want() {
 	case $groups in *,$1,*) return 0 ;; esac
 	return 1
@@ -45,6 +45,11 @@ if want hits; then
 	run opt
 	run optkret
 	run ftrace
+fi
+
+# Write watches: a bare hw_breakpoint and a wprobe (where the kernel has
+# them) on a stored variable.
+if want watch; then
 	run hwbp
 	run watch
 fi
