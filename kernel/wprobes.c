@@ -585,6 +585,11 @@ static void __unregister_wprobe(struct wprobe *wp)
 	/* Once the events are released no handler runs or will run. */
 	wp_destroy(wp);
 	wp_free_state(wp);
+	/* A probe given by symbol can be registered again as it was. */
+	if (wp->symbol_name) {
+		wp->addr = NULL;
+		wp->flags &= ~WPROBE_FLAG_PERCPU;
+	}
 }
 
 /**
@@ -592,7 +597,8 @@ static void __unregister_wprobe(struct wprobe *wp)
  * @wp: a probe registered with register_wprobe() (gone or not)
  *
  * When this returns, the handler is not running and will not run again;
- * @wp may be freed or registered again.  May sleep.
+ * @wp may be freed or registered again (a probe given by symbol has its
+ * @addr cleared for that).  May sleep.
  */
 void unregister_wprobe(struct wprobe *wp)
 {
