@@ -69,9 +69,16 @@ static int do_perf(int n)
 	if (err)
 		printf(", then errno %d (%s)", err, strerror(err));
 	printf("\n");
+	/*
+	 * After each watched store, one to an unwatched neighbour: QEMU's TCG
+	 * keeps a watchpoint's hit until an access to the page goes past it,
+	 * and would report it again with the next breakpoint that matches.
+	 */
 	for (j = 0; j < 10; j++)
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			vars[i * 8] = j + 1;
+			vars[i * 8 + 1] = j + 1;
+		}
 	for (i = 0; i < opened; i++) {
 		uint64_t count = 0;
 
