@@ -115,35 +115,28 @@ static bool trace_wprobe_match(const char *system, const char *event,
 	return trace_probe_match_command_args(&tw->tp, argc - 1, argv + 1);
 }
 
-/* The first stage of a fetch: from the registers at the trap. */
+/* Stage one of a fetch, from the registers at the trap; then the rest. */
 static int process_fetch_insn(struct fetch_insn *code, void *rec,
 			      void *edata, void *dest, void *base)
 {
 	struct pt_regs *regs = rec;
-	unsigned long val;
-	int ret;
+	unsigned long v;
+	int err;
 
-retry:
-	switch (code->op) {
-	case FETCH_OP_REG:
-		val = regs_get_register(regs, code->param);
-		break;
-	case FETCH_OP_STACK:
-		val = regs_get_kernel_stack_nth(regs, code->param);
-		break;
-	case FETCH_OP_STACKP:
-		val = kernel_stack_pointer(regs);
-		break;
-	case FETCH_NOP_SYMBOL:		/* a place holder for @SYMBOL */
+	while (code->op == FETCH_NOP_SYMBOL)	/* @SYMBOL's place holder */
 		code++;
-		goto retry;
-	default:
-		ret = process_common_fetch_insn(code, &val);
-		if (ret < 0)
-			return ret;
+	if (code->op == FETCH_OP_REG) {
+		v = regs_get_register(regs, code->param);
+	} else if (code->op == FETCH_OP_STACK) {
+		v = regs_get_kernel_stack_nth(regs, code->param);
+	} else if (code->op == FETCH_OP_STACKP) {
+		v = kernel_stack_pointer(regs);
+	} else {
+		err = process_common_fetch_insn(code, &v);
+		if (err < 0)
+			return err;
 	}
-	code++;
-	return process_fetch_insn_bottom(code, val, dest, base);
+	return process_fetch_insn_bottom(code + 1, v, dest, base);
 }
 
 /* Runs in the debug exception: one record in each buffer tracing us. */
@@ -205,11 +198,10 @@ static enum print_line_t tw_print(struct trace_iterator *iter, int flags,
 
 static int tw_define_fields(struct trace_event_call *event_call)
 {
+	struct trace_probe *tp = trace_probe_primary_from_call(event_call);
 	struct wprobe_trace_entry_head field;
-	struct trace_probe *tp;
-	int ret;
+	int ret;	/* DEFINE_FIELD() sets it and reads "field" */
 
-	tp = trace_probe_primary_from_call(event_call);
 	if (WARN_ON_ONCE(!tp))
 		return -ENOENT;
 	DEFINE_FIELD(unsigned long, ip, FIELD_STRING_IP, 0);
