@@ -1925,6 +1925,19 @@ static nokprobe_inline void kp_count_rp_miss(struct kretprobe *rp)
 	atomic_inc((atomic_t *)&rp->nmissed);
 }
 
+/*
+ * objpool_pop(), trying this CPU's slot first without masking interrupts:
+ * the entry probe runs with preemption off, and taking from a slot is safe
+ * against whatever an interrupt does to it meanwhile, as it is for the
+ * other CPUs, which take from it the same way when theirs are empty.
+ */
+static nokprobe_inline void *kp_pool_get(struct objpool_head *pool)
+{
+	void *obj = __objpool_try_get_slot(pool, raw_smp_processor_id());
+
+	return likely(obj) ? obj : objpool_pop(pool);
+}
+
 /* The entry probe of every kretprobe: take an instance, hijack the return. */
 static int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs)
 {
@@ -1934,7 +1947,7 @@ static int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs)
 
 	if (unlikely(!rph))
 		return 0;
-	ri = objpool_pop(&rph->pool);
+	ri = kp_pool_get(&rph->pool);
 	if (!ri) {
 		kp_count_rp_miss(rp);
 		return 0;
@@ -2070,6 +2083,36 @@ static unsigned long kp_trampoline(struct pt_regs *regs, void *fp)
 }
 NOKPROBE_SYMBOL(kp_trampoline);
 
+/*
+ * The usual return: one instance on the frame, the newest of the task's,
+ * holding the real return address (no stale ones above it, no second
+ * kretprobe of the same function stacked on it).  What kp_trampoline()
+ * does for that case, without its searches.  Preemption is off, so the
+ * instance goes back to the pool without a read-side section of its own.
+ */
+static nokprobe_inline unsigned long
+kp_trampoline_one(struct pt_regs *regs, struct kretprobe_instance *ri)
+{
+	struct kretprobe_holder *rph = ri->rph;
+	unsigned long ret_addr = (unsigned long)ri->ret_addr;
+	struct kretprobe *rp;
+
+	instruction_pointer_set(regs, ret_addr);
+	arch_kretprobe_fixup_return(regs, (kprobe_opcode_t *)ret_addr);
+	rp = get_kretprobe(ri);
+	if (rp && rp->handler && !READ_ONCE(rph->dead)) {
+		__this_cpu_write(current_kprobe, &rp->kp);
+		rp->handler(ri, regs);
+	}
+	current->kretprobe_instances.first = ri->llist.next;
+	ri->task = NULL;
+	if (likely(!READ_ONCE(rph->dead)))
+		objpool_push(ri, &rph->pool);
+	else
+		kp_holder_put(rph, 1);
+	return ret_addr;
+}
+
 /**
  * kretprobe_trampoline_handler() - a probed function returned
  * @regs: the registers at the return, as the trampoline saved them
@@ -2081,11 +2124,20 @@ NOKPROBE_SYMBOL(kp_trampoline);
 unsigned long kretprobe_trampoline_handler(struct pt_regs *regs,
 					   void *frame_pointer)
 {
+	struct llist_node *n = current->kretprobe_instances.first;
 	unsigned long ret;
 
-	kprobe_busy_begin();
-	ret = kp_trampoline(regs, frame_pointer);
-	kprobe_busy_end();
+	/* kprobe_busy_begin(), inlined: probes hit from here on are missed. */
+	preempt_disable();
+	__this_cpu_write(current_kprobe, &kprobe_busy);
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
+	if (likely(n && kp_ri(n)->fp == frame_pointer &&
+		   !is_kretprobe_trampoline((unsigned long)kp_ri(n)->ret_addr)))
+		ret = kp_trampoline_one(regs, kp_ri(n));
+	else
+		ret = kp_trampoline(regs, frame_pointer);
+	__this_cpu_write(current_kprobe, NULL);
+	preempt_enable();
 	return ret;
 }
 NOKPROBE_SYMBOL(kretprobe_trampoline_handler);

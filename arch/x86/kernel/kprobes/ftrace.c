@@ -13,7 +13,6 @@
  */
 #include <linux/kprobes.h>
 #include <linux/ftrace.h>
-#include <linux/trace_recursion.h>
 #include <asm/text-patching.h>
 
 /*
@@ -64,15 +63,22 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 {
 	struct pt_regs *regs = ftrace_get_regs(fregs);
 	struct kprobe_site *s;
-	int bit;
 
 	if (unlikely(kprobe_ftrace_disabled || !regs))
 		return;
-	/* Also keeps us on this CPU until the unlock. */
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	if (bit < 0)
-		return;
-
+	/*
+	 * No ftrace_test_recursion_trylock(): kprobe_running() is the
+	 * recursion guard, as in the int3 and jump paths.  Our ops only
+	 * call us at probed sites, and no probe can be on what runs here
+	 * before current_kprobe is set (inlined, or NOKPROBE_SYMBOL); from
+	 * then on a nested hit, in a handler or an interrupt, only counts
+	 * as missed, which is what the trylock let through anyway (its
+	 * transition bit admits the first nesting).  Preemption off keeps
+	 * the per-CPU state ours and is the RCU-sched read side the site
+	 * lookup needs; an interrupt that comes before current_kprobe is
+	 * set leaves it NULL again (see kp_opt_callback() in opt.c).
+	 */
+	preempt_disable_notrace();
 	s = kprobe_site_lookup(ip);
 	/* While a site moves between our two ops, both call us. */
 	if (s && !kp_ftrace_ops_acts(s, ops))
@@ -83,6 +89,6 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 		kp_ftrace_fire(s, ip, regs);
 		__this_cpu_write(current_kprobe, NULL);
 	}
-	ftrace_test_recursion_unlock(bit);
+	preempt_enable_notrace();
 }
 NOKPROBE_SYMBOL(kprobe_ftrace_handler);
