@@ -30,6 +30,8 @@
 #include <asm/traps.h>
 
 #include "internal.h"
+/* kernel/kprobes_internal.h, by the include path this file gets (Makefile) */
+#include <kprobes_internal.h>
 
 /*
  * current_kprobe while a copy runs out of line.  Any non-NULL value makes
@@ -188,7 +190,7 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	if (kprobe_running() && kp_copy_returned(addr, regs, kcb))
 		return 1;
 
-	s = kprobe_site_lookup(addr);
+	s = kp_site_find(addr);
 	if (!s) {
 		if (*(kprobe_opcode_t *)addr == INT3_INSN_OPCODE)
 			return 0;	/* someone else's breakpoint */
