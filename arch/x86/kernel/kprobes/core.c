@@ -352,6 +352,19 @@ int __init arch_populate_kprobe_blacklist(void)
 		if (ret)
 			return ret;
 	}
+#ifdef CONFIG_PREEMPTION
+	/*
+	 * The jump detour's callback (opt.c) and the ftrace handler end with
+	 * preempt_enable_notrace(), which calls this when a reschedule is
+	 * due.  A probe on it would run the same callback again, which calls
+	 * it again before it can schedule: the stack overflowed that way
+	 * with a probe on every function entry.  (preempt_schedule(), which
+	 * preempt_enable() calls, is NOKPROBE_SYMBOL upstream already.)
+	 */
+	ret = kprobe_add_ksym_blacklist((unsigned long)preempt_schedule_notrace);
+	if (ret < 0)
+		return ret;
+#endif
 	return 0;
 }
 
