@@ -77,15 +77,9 @@ static struct hlist_head *kp_bucket(const void *addr)
  * Called from the trap with interrupts off, or with the RCU read lock or
  * kprobe_mutex held.  Return: the site, or NULL.
  */
-struct kprobe_site *kprobe_site_lookup(unsigned long addr)
+notrace struct kprobe_site *kprobe_site_lookup(unsigned long addr)
 {
-	struct kprobe_site *s;
-
-	hlist_for_each_entry_rcu(s, kp_bucket((void *)addr), hash,
-				 lockdep_is_held(&kprobe_mutex))
-		if ((unsigned long)s->addr == addr && !s->gone)
-			return s;
-	return NULL;
+	return kp_site_find(addr);
 }
 NOKPROBE_SYMBOL(kprobe_site_lookup);
 
@@ -894,6 +888,8 @@ static struct kp_ftrace_hook {
 	{ .ops = {
 		.func	= kprobe_ftrace_handler,
 		.flags	= FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+		/* Which ops calls: the handler compares it with the site's. */
+		.private = (void *)1UL,
 	} },
 };
 
@@ -1876,7 +1872,8 @@ NOKPROBE_SYMBOL(dump_kprobe);
 
 #ifdef CONFIG_KRETPROBES
 
-static int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs);
+static notrace int pre_handler_kretprobe(struct kprobe *p,
+					 struct pt_regs *regs);
 
 static bool kp_is_kretprobe(struct kprobe *p)
 {
@@ -1925,8 +1922,41 @@ static nokprobe_inline void kp_count_rp_miss(struct kretprobe *rp)
 	atomic_inc((atomic_t *)&rp->nmissed);
 }
 
-/* The entry probe of every kretprobe: take an instance, hijack the return. */
-static int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs)
+/*
+ * objpool_pop(), trying this CPU's slot first without masking interrupts:
+ * the entry probe runs with preemption off, and taking from a slot is safe
+ * against whatever an interrupt does to it meanwhile, as it is for the
+ * other CPUs, which take from it the same way when theirs are empty.
+ */
+static nokprobe_inline void *kp_pool_get(struct objpool_head *pool)
+{
+	void *obj = __objpool_try_get_slot(pool, raw_smp_processor_id());
+
+	return likely(obj) ? obj : objpool_pop(pool);
+}
+
+/*
+ * The entry handler said no: the instance goes back.  Out of line, so that
+ * the usual entry (no entry handler) saves fewer registers.
+ */
+static noinline bool kp_kretprobe_entry(struct kretprobe *rp,
+					struct kretprobe_instance *ri,
+					struct pt_regs *regs)
+{
+	if (!rp->entry_handler(ri, regs))
+		return true;
+	ri->task = NULL;
+	objpool_push(ri, &ri->rph->pool);
+	return false;
+}
+NOKPROBE_SYMBOL(kp_kretprobe_entry);
+
+/*
+ * The entry probe of every kretprobe: take an instance, hijack the return.
+ * notrace, as the rest of the hit path: an instruction less per hit.
+ */
+static notrace int pre_handler_kretprobe(struct kprobe *p,
+					 struct pt_regs *regs)
 {
 	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
 	struct kretprobe_holder *rph = READ_ONCE(rp->rph);
@@ -1934,18 +1964,15 @@ static int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs)
 
 	if (unlikely(!rph))
 		return 0;
-	ri = objpool_pop(&rph->pool);
-	if (!ri) {
+	ri = kp_pool_get(&rph->pool);
+	if (unlikely(!ri)) {
 		kp_count_rp_miss(rp);
 		return 0;
 	}
 
 	ri->task = current;
-	if (rp->entry_handler && rp->entry_handler(ri, regs)) {
-		ri->task = NULL;
-		objpool_push(ri, &rph->pool);
+	if (unlikely(rp->entry_handler) && !kp_kretprobe_entry(rp, ri, regs))
 		return 0;
-	}
 	arch_prepare_kretprobe(ri, regs);
 	/* Only this task touches its list: no atomics needed. */
 	__llist_add(&ri->llist, &current->kretprobe_instances);
@@ -2070,6 +2097,36 @@ static unsigned long kp_trampoline(struct pt_regs *regs, void *fp)
 }
 NOKPROBE_SYMBOL(kp_trampoline);
 
+/*
+ * The usual return: one instance on the frame, the newest of the task's,
+ * holding the real return address (no stale ones above it, no second
+ * kretprobe of the same function stacked on it).  What kp_trampoline()
+ * does for that case, without its searches.  Preemption is off, so the
+ * instance goes back to the pool without a read-side section of its own.
+ */
+static nokprobe_inline unsigned long
+kp_trampoline_one(struct pt_regs *regs, struct kretprobe_instance *ri)
+{
+	struct kretprobe_holder *rph = ri->rph;
+	unsigned long ret_addr = (unsigned long)ri->ret_addr;
+	struct kretprobe *rp;
+
+	instruction_pointer_set(regs, ret_addr);
+	arch_kretprobe_fixup_return(regs, (kprobe_opcode_t *)ret_addr);
+	rp = get_kretprobe(ri);
+	if (rp && rp->handler && !READ_ONCE(rph->dead)) {
+		__this_cpu_write(current_kprobe, &rp->kp);
+		rp->handler(ri, regs);
+	}
+	current->kretprobe_instances.first = ri->llist.next;
+	ri->task = NULL;
+	if (likely(!READ_ONCE(rph->dead)))
+		objpool_push(ri, &rph->pool);
+	else
+		kp_holder_put(rph, 1);
+	return ret_addr;
+}
+
 /**
  * kretprobe_trampoline_handler() - a probed function returned
  * @regs: the registers at the return, as the trampoline saved them
@@ -2078,14 +2135,23 @@ NOKPROBE_SYMBOL(kp_trampoline);
  * Runs the return handlers of every kretprobe that caught this call.
  * Return: the address to return to.
  */
-unsigned long kretprobe_trampoline_handler(struct pt_regs *regs,
-					   void *frame_pointer)
+notrace unsigned long kretprobe_trampoline_handler(struct pt_regs *regs,
+						   void *frame_pointer)
 {
+	struct llist_node *n = current->kretprobe_instances.first;
 	unsigned long ret;
 
-	kprobe_busy_begin();
-	ret = kp_trampoline(regs, frame_pointer);
-	kprobe_busy_end();
+	/* kprobe_busy_begin(), inlined: probes hit from here on are missed. */
+	preempt_disable();
+	__this_cpu_write(current_kprobe, &kprobe_busy);
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
+	if (likely(n && kp_ri(n)->fp == frame_pointer &&
+		   !is_kretprobe_trampoline((unsigned long)kp_ri(n)->ret_addr)))
+		ret = kp_trampoline_one(regs, kp_ri(n));
+	else
+		ret = kp_trampoline(regs, frame_pointer);
+	__this_cpu_write(current_kprobe, NULL);
+	preempt_enable();
 	return ret;
 }
 NOKPROBE_SYMBOL(kretprobe_trampoline_handler);

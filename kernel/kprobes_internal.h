@@ -6,8 +6,10 @@
 #ifndef _KERNEL_KPROBES_INTERNAL_H
 #define _KERNEL_KPROBES_INTERNAL_H
 
+#include <linux/hash.h>
 #include <linux/kprobes.h>
 #include <linux/mutex.h>
+#include <linux/rculist.h>
 
 #define KP_HASH_BITS	8
 
@@ -15,6 +17,22 @@
 extern struct mutex kprobe_mutex;
 /* The table of sites, hashed by address. */
 extern struct hlist_head kprobe_sites[1 << KP_HASH_BITS];
+
+/*
+ * kprobe_site_lookup(), inline for the hit paths that count every
+ * instruction (the ftrace handler).  Same callers' rules.
+ */
+static __always_inline struct kprobe_site *kp_site_find(unsigned long addr)
+{
+	struct kprobe_site *s;
+
+	hlist_for_each_entry_rcu(s, &kprobe_sites[hash_ptr((void *)addr,
+							   KP_HASH_BITS)],
+				 hash, lockdep_is_held(&kprobe_mutex))
+		if ((unsigned long)s->addr == addr && !s->gone)
+			return s;
+	return NULL;
+}
 
 /* Free a site nobody can reach any more. */
 void kprobe_site_destroy(struct kprobe_site *s);

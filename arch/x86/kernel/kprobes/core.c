@@ -30,6 +30,8 @@
 #include <asm/traps.h>
 
 #include "internal.h"
+/* kernel/kprobes_internal.h, by the include path this file gets (Makefile) */
+#include <kprobes_internal.h>
 
 /*
  * current_kprobe while a copy runs out of line.  Any non-NULL value makes
@@ -188,7 +190,7 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	if (kprobe_running() && kp_copy_returned(addr, regs, kcb))
 		return 1;
 
-	s = kprobe_site_lookup(addr);
+	s = kp_site_find(addr);
 	if (!s) {
 		if (*(kprobe_opcode_t *)addr == INT3_INSN_OPCODE)
 			return 0;	/* someone else's breakpoint */
@@ -350,6 +352,19 @@ int __init arch_populate_kprobe_blacklist(void)
 		if (ret)
 			return ret;
 	}
+#ifdef CONFIG_PREEMPTION
+	/*
+	 * The jump detour's callback (opt.c) and the ftrace handler end with
+	 * preempt_enable_notrace(), which calls this when a reschedule is
+	 * due.  A probe on it would run the same callback again, which calls
+	 * it again before it can schedule: the stack overflowed that way
+	 * with a probe on every function entry.  (preempt_schedule(), which
+	 * preempt_enable() calls, is NOKPROBE_SYMBOL upstream already.)
+	 */
+	ret = kprobe_add_ksym_blacklist((unsigned long)preempt_schedule_notrace);
+	if (ret < 0)
+		return ret;
+#endif
 	return 0;
 }
 
