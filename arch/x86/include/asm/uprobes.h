@@ -24,6 +24,15 @@ typedef u8 uprobe_opcode_t;
 #define UPROBE_SWBP_INSN		0xcc
 #define UPROBE_SWBP_INSN_SIZE		1
 
+/*
+ * Optimized sites: a 5-byte nop becomes jmp rel32 to a stub of this size;
+ * the stub's system call ends at UPROBE_STUB_SYSCALL_END.
+ */
+#define UPROBE_JMP_INSN_SIZE		5
+#define UPROBE_STUB_BYTES		32
+#define UPROBE_STUBS_PER_PAGE		(PAGE_SIZE / UPROBE_STUB_BYTES)
+#define UPROBE_STUB_SYSCALL_END		16
+
 /* How a hit is carried out: one of these in arch_uprobe.op. */
 enum uprobe_x86_op {
 	UPX_STEP,		/* run the copy in a slot */
