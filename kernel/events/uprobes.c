@@ -2137,12 +2137,13 @@ static struct stub_page *stub_page_new(struct mm_struct *mm, unsigned long vaddr
 	int i;
 
 	arch_uprobe_stub_window(vaddr, &info.low_limit, &info.high_limit);
-	info.low_limit = max(info.low_limit, PAGE_ALIGN(mmap_min_addr));
-	info.high_limit = min(info.high_limit, TASK_SIZE);
+	/* The search returns the start of a gap: the window gives pages. */
+	info.low_limit = PAGE_ALIGN(max(info.low_limit, mmap_min_addr));
+	info.high_limit = min(info.high_limit, TASK_SIZE) & PAGE_MASK;
 	if (info.low_limit >= info.high_limit)
 		return NULL;
 	addr = vm_unmapped_area(&info);
-	if (IS_ERR_VALUE(addr))
+	if (IS_ERR_VALUE(addr) || WARN_ON_ONCE(offset_in_page(addr)))
 		return NULL;
 
 	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
@@ -2230,33 +2231,19 @@ static int patch_site(struct mm_struct *mm, unsigned long vaddr,
 	return ret;
 }
 
-/* The stub @mm gave @vaddr, or 0. */
-static unsigned long stub_of_site(struct mm_struct *mm, unsigned long vaddr)
-{
-	struct stub_set *set = stub_set_of(mm);
-	int i, n;
-
-	for (i = 0; set && i < STUB_PAGES && set->pages[i]; i++)
-		for (n = 0; n < UPROBE_STUBS_PER_PAGE; n++)
-			if (READ_ONCE(set->pages[i]->site[n]) == vaddr)
-				return stub_vaddr(set->pages[i], n);
-	return 0;
-}
-
-/* Does the text at @vaddr of @mm hold the jump optimize_site() wrote? */
+/* Does the text at @vaddr of @mm jump to a stub that serves @vaddr? */
 static bool site_optimized(struct uprobe_site *s, struct mm_struct *mm,
 			   unsigned long vaddr)
 {
-	u8 cur[UPROBE_JMP_INSN_SIZE], want[UPROBE_JMP_INSN_SIZE];
-	unsigned long stub;
+	u8 cur[UPROBE_JMP_INSN_SIZE];
+	unsigned long target;
+	unsigned int off;
 
-	if (!arch_uprobe_optimizable(&s->arch))
+	if (!arch_uprobe_optimizable(&s->arch) ||
+	    access_mm(mm, vaddr, cur, sizeof(cur), false))
 		return false;
-	stub = stub_of_site(mm, vaddr);
-	if (!stub || access_mm(mm, vaddr, cur, sizeof(cur), false))
-		return false;
-	arch_uprobe_jmp_insn(want, vaddr, stub);
-	return !memcmp(cur, want, sizeof(cur));
+	target = arch_uprobe_jmp_target(cur, vaddr);
+	return target && stub_site(mm, target, &off) == vaddr && !off;
 }
 
 /* Back from the jump to the int3; mmap_lock held for writing. */
@@ -2451,12 +2438,12 @@ static void stub_clear(struct mm_struct *mm)
 static void stub_find_moved(struct mm_struct *mm, struct vm_area_struct *old,
 			    unsigned long vaddr, unsigned long stub)
 {
+	VMA_ITERATOR(vmi, mm, 0);
 	struct inode *inode = file_inode(old->vm_file);
 	loff_t offset = vma_offset(old, vaddr);
 	u8 cur[UPROBE_JMP_INSN_SIZE], want[UPROBE_JMP_INSN_SIZE];
 	struct uprobe_site *s = find_site(inode, offset);
 	struct vm_area_struct *vma;
-	VMA_ITERATOR(vmi, mm, 0);
 
 	if (!s)
 		return;
@@ -2469,8 +2456,7 @@ static void stub_find_moved(struct mm_struct *mm, struct vm_area_struct *old,
 		y = offset_vaddr(vma, offset);
 		if (y == vaddr || !vma_has_site(vma, s, y, false) ||
 		    access_mm(mm, y, cur, sizeof(cur), false) ||
-		    memcmp(cur, want, sizeof(cur)) ||
-		    stub_of_site(mm, y) == arch_uprobe_jmp_target(cur, y))
+		    memcmp(cur, want, sizeof(cur)) || site_optimized(s, mm, y))
 			continue;
 		unoptimize_site(s, mm, y);
 	}

@@ -7,7 +7,9 @@
  * pushes and pushf are emulated on the saved registers and never leave the
  * trap.  Everything else runs once from a slot of the process's XOL area
  * with the trap flag set, and the debug trap after it brings the thread
- * back to have its registers fixed up (arch/x86/kernel/uprobes.c).
+ * back to have its registers fixed up (arch/x86/kernel/uprobes.c).  A
+ * 5-byte nop, after its first hit, is entered by a jump to a stub instead
+ * of the int3 (optimized sites).
  */
 #ifndef _ASM_X86_UPROBES_H
 #define _ASM_X86_UPROBES_H

@@ -18,6 +18,10 @@
 #    its data mapping appears after the text's;
 #  - a second mapping of the probed file gets the probe, also after mremap,
 #    and loses it while mremap keeps moving it;
+#  - a 5-byte nop becomes a jump to a stub after its first hit, shared with
+#    a forked child and undone when the probe goes; a SIGALRM storm never
+#    shows a stub's address; mremap of the jump makes it an int3 again;
+#    optimizing and restoring under 4 running threads;
 #  - debugfs uprobes/list shows the probes, how they run and their hits;
 #  - bad probe definitions are refused and leave the kernel log quiet.
 . /kptest/lib.sh
