@@ -185,6 +185,18 @@ unsigned long arch_uretprobe_hijack_return_addr(unsigned long trampoline_vaddr,
 bool arch_uretprobe_is_alive(struct return_instance *ret, enum rp_check ctx,
 			     struct pt_regs *regs);
 void *arch_uprobe_trampoline(unsigned long *psize);
+bool uprobe_stub_syscall(struct pt_regs *regs);
+bool arch_uprobe_optimizable(struct arch_uprobe *aup);
+void arch_uprobe_stub_write(void *kaddr);
+bool arch_uprobe_stub_reaches(unsigned long vaddr, unsigned long target);
+void arch_uprobe_stub_window(unsigned long vaddr, unsigned long *lo,
+			     unsigned long *hi);
+void arch_uprobe_jmp_insn(u8 *buf, unsigned long vaddr, unsigned long target);
+unsigned long arch_uprobe_jmp_target(const u8 *buf, unsigned long vaddr);
+void arch_uprobe_text_sync(void);
+bool arch_uprobe_stub_return(struct pt_regs *regs, unsigned long vaddr);
+void arch_uprobe_stub_rewind(struct pt_regs *regs, unsigned int off,
+			     unsigned long vaddr);
 void arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
 			   void *src, unsigned long len);
 

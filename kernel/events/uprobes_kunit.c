@@ -4,7 +4,8 @@
  * how it will run, what is refused and with which errno), the rewrite of
  * RIP-relative operands, each emulated instruction on synthetic registers
  * (with a user stack from kunit_vm_mmap() where it pushes or pops), and
- * the registration errors of both APIs on a shmem file.
+ * the registration errors of both APIs on a shmem file; for optimized
+ * sites, the jump and the stub undone from each of its instructions.
  */
 #include <kunit/test.h>
 #include <linux/file.h>
@@ -14,7 +15,10 @@
 #include <linux/sched.h>
 #include <linux/shmem_fs.h>
 #include <linux/uaccess.h>
+#include <linux/sizes.h>
 #include <linux/uprobes.h>
+#include <asm/insn.h>
+#include <asm/unistd.h>
 
 struct insn_case {
 	const char	*what;
@@ -435,6 +439,129 @@ static void up_test_emulate_regs(struct kunit *test)
 
 /* ---- registration ---------------------------------------------------------- */
 
+/* Optimized sites: the jump, and the stub undone from each of its steps. */
+static void up_test_jump(struct kunit *test)
+{
+	static const u8 nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 }, nop[] = { 0x90 };
+	struct arch_uprobe a;
+	u8 buf[UPROBE_JMP_INSN_SIZE];
+
+	analyse(test, &a, nop5, sizeof(nop5));
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_optimizable(&a));
+	analyse(test, &a, nop, sizeof(nop));
+	KUNIT_EXPECT_FALSE(test, arch_uprobe_optimizable(&a));
+
+	arch_uprobe_jmp_insn(buf, VADDR, VADDR - 0x1000);
+	KUNIT_EXPECT_EQ(test, buf[0], 0xe9);
+	KUNIT_EXPECT_EQ(test, arch_uprobe_jmp_target(buf, VADDR), VADDR - 0x1000);
+	buf[0] = 0x0f;
+	KUNIT_EXPECT_EQ(test, arch_uprobe_jmp_target(buf, VADDR), 0UL);
+	/* rel32 counts from the end of the jump. */
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_stub_reaches(VADDR, VADDR + 5 + S32_MAX));
+	KUNIT_EXPECT_FALSE(test, arch_uprobe_stub_reaches(VADDR, VADDR + 6 + S32_MAX));
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_stub_reaches(VADDR + SZ_4G, VADDR + SZ_4G + 5 - SZ_2G));
+}
+
+/* Instruction boundaries of the stub: where a thread can be stopped. */
+static const unsigned int stub_steps[] = { 0, 5, 6, 7, 9, 14, 16 };
+
+/*
+ * Run the stub on @regs as the CPU would, up to the instruction at @until:
+ * red zone, three pushes, the call number, the syscall's clobbers.
+ */
+static void stub_run(struct kunit *test, struct pt_regs *regs, unsigned int until)
+{
+	if (until > 0)
+		regs->sp -= 128;
+	if (until > 5) {
+		regs->sp -= 8;
+		KUNIT_ASSERT_EQ(test, put_user(regs->ax, (unsigned long __user *)regs->sp), 0);
+	}
+	if (until > 6) {
+		regs->sp -= 8;
+		KUNIT_ASSERT_EQ(test, put_user(regs->cx, (unsigned long __user *)regs->sp), 0);
+	}
+	if (until > 7) {
+		regs->sp -= 8;
+		KUNIT_ASSERT_EQ(test, put_user(regs->r11, (unsigned long __user *)regs->sp), 0);
+	}
+	if (until > 9)
+		regs->ax = __NR_uretprobe;
+	if (until > 14) {
+		regs->cx = 0xdead;		/* the return address */
+		regs->r11 = 0xbeef;		/* the flags */
+	}
+}
+
+static void up_test_stub(struct kunit *test)
+{
+	u8 code[UPROBE_STUB_BYTES];
+	unsigned long stack, top;
+	struct pt_regs regs;
+	struct insn insn;
+	unsigned int i, off;
+
+	/* The stub's bytes decode to the boundaries the rewind knows. */
+	arch_uprobe_stub_write(code);
+	for (i = 0, off = 0; i < ARRAY_SIZE(stub_steps); i++) {
+		KUNIT_EXPECT_EQ(test, off, stub_steps[i]);
+		KUNIT_ASSERT_EQ(test, insn_decode(&insn, code + off, sizeof(code) - off,
+						  INSN_MODE_64), 0);
+		off += insn.length;
+	}
+	KUNIT_EXPECT_EQ(test, code[16], 0x0f);		/* ud2 after the syscall */
+	KUNIT_EXPECT_EQ(test, code[17], 0x0b);
+
+	stack = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE_MSG(test, stack, 0UL, "no user stack");
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(stack));
+	top = stack + PAGE_SIZE - 64;
+
+	/* Stopped anywhere in the stub: back at the nop as it was. */
+	for (i = 0; i < ARRAY_SIZE(stub_steps); i++) {
+		memset(&regs, 0, sizeof(regs));
+		regs.sp = top;
+		regs.ax = 0xaaaa;
+		regs.cx = 0xcccc;
+		regs.r11 = 0x1111;
+		regs.bx = 0xbbbb;
+		stub_run(test, &regs, stub_steps[i]);
+		regs.ip = 0x7000 + stub_steps[i];
+		arch_uprobe_stub_rewind(&regs, stub_steps[i], VADDR);
+		KUNIT_EXPECT_EQ_MSG(test, regs.ip, VADDR, "at %u", stub_steps[i]);
+		KUNIT_EXPECT_EQ_MSG(test, regs.sp, top, "at %u", stub_steps[i]);
+		KUNIT_EXPECT_EQ_MSG(test, regs.ax, 0xaaaaUL, "at %u", stub_steps[i]);
+		KUNIT_EXPECT_EQ_MSG(test, regs.cx, 0xccccUL, "at %u", stub_steps[i]);
+		KUNIT_EXPECT_EQ_MSG(test, regs.r11, 0x1111UL, "at %u", stub_steps[i]);
+		KUNIT_EXPECT_EQ_MSG(test, regs.bx, 0xbbbbUL, "at %u", stub_steps[i]);
+	}
+	/* Not an instruction boundary: left alone. */
+	regs.ip = 0x7003;
+	regs.sp = top;
+	arch_uprobe_stub_rewind(&regs, 3, VADDR);
+	KUNIT_EXPECT_EQ(test, regs.ip, 0x7003UL);
+
+	/* The system call: registers of the nop, no restart. */
+	memset(&regs, 0, sizeof(regs));
+	regs.sp = top;
+	regs.ax = 0xaaaa;
+	regs.cx = 0xcccc;
+	regs.r11 = 0x1111;
+	stub_run(test, &regs, 16);
+	regs.orig_ax = __NR_uretprobe;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_stub_return(&regs, VADDR));
+	KUNIT_EXPECT_EQ(test, regs.ip, VADDR);
+	KUNIT_EXPECT_EQ(test, regs.sp, top);
+	KUNIT_EXPECT_EQ(test, regs.ax, 0xaaaaUL);
+	KUNIT_EXPECT_EQ(test, regs.cx, 0xccccUL);
+	KUNIT_EXPECT_EQ(test, regs.r11, 0x1111UL);
+	KUNIT_EXPECT_EQ(test, regs.orig_ax, -1UL);
+	/* A stack that cannot be read: refused. */
+	regs.sp = 0x1000;
+	KUNIT_EXPECT_FALSE(test, arch_uprobe_stub_return(&regs, VADDR));
+}
+
 static int dummy_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
 {
 	return 0;
@@ -515,6 +642,8 @@ static struct kunit_case uprobes_cases[] = {
 	KUNIT_CASE(up_test_emulate_stack),
 	KUNIT_CASE(up_test_emulate_loads),
 	KUNIT_CASE(up_test_emulate_regs),
+	KUNIT_CASE(up_test_jump),
+	KUNIT_CASE(up_test_stub),
 	KUNIT_CASE(up_test_register_errors),
 	KUNIT_CASE(up_test_seed_errors),
 	{}

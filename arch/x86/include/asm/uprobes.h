@@ -7,7 +7,9 @@
  * pushes and pushf are emulated on the saved registers and never leave the
  * trap.  Everything else runs once from a slot of the process's XOL area
  * with the trap flag set, and the debug trap after it brings the thread
- * back to have its registers fixed up (arch/x86/kernel/uprobes.c).
+ * back to have its registers fixed up (arch/x86/kernel/uprobes.c).  A
+ * 5-byte nop, after its first hit, is entered by a jump to a stub instead
+ * of the int3 (optimized sites).
  */
 #ifndef _ASM_X86_UPROBES_H
 #define _ASM_X86_UPROBES_H
@@ -23,6 +25,15 @@ typedef u8 uprobe_opcode_t;
 
 #define UPROBE_SWBP_INSN		0xcc
 #define UPROBE_SWBP_INSN_SIZE		1
+
+/*
+ * Optimized sites: a 5-byte nop becomes jmp rel32 to a stub of this size;
+ * the stub's system call ends at UPROBE_STUB_SYSCALL_END.
+ */
+#define UPROBE_JMP_INSN_SIZE		5
+#define UPROBE_STUB_BYTES		32
+#define UPROBE_STUBS_PER_PAGE		(PAGE_SIZE / UPROBE_STUB_BYTES)
+#define UPROBE_STUB_SYSCALL_END		16
 
 /* How a hit is carried out: one of these in arch_uprobe.op. */
 enum uprobe_x86_op {

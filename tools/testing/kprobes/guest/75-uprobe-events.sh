@@ -18,6 +18,10 @@
 #    its data mapping appears after the text's;
 #  - a second mapping of the probed file gets the probe, also after mremap,
 #    and loses it while mremap keeps moving it;
+#  - a 5-byte nop becomes a jump to a stub after its first hit, shared with
+#    a forked child and undone when the probe goes; a SIGALRM storm never
+#    shows a stub's address; mremap of the jump makes it an int3 again;
+#    optimizing and restoring under 4 running threads;
 #  - debugfs uprobes/list shows the probes, how they run and their hits;
 #  - bad probe definitions are refused and leave the kernel log quiet.
 . /kptest/lib.sh
@@ -44,7 +48,7 @@ hits() {
 n=0
 bad_def=
 while read -r name off; do
-	case "$name" in fault_*|rec|ljfunc|ljdeep|erestart_fn|usdt_sem) continue ;; esac
+	case "$name" in fault_*|nop5_fn|rec|ljfunc|ljdeep|erestart_fn|usdt_sem) continue ;; esac
 	echo "p:up_$name $prog:$off" >> "$T/uprobe_events" || bad_def="$bad_def $name"
 	n=$((n + 1))
 done < "$KP_TMP/offsets"
@@ -264,6 +268,96 @@ kill "$cpid" 2>/dev/null
 wait "$cpid" 2>/dev/null
 check "the probed text page is private while armed and the file's again after ($a0 -> $a1 -> $a2 kB, $h hits)" \
 	eval '[ "$a0" = 0 ] && [ "$a1" -gt 0 ] && [ "$a2" = 0 ] && [ "$h" -gt 0 ]'
+ev_clear
+
+# Optimized sites.  A 5-byte nop becomes, on its first hit in a process, a
+# jump to a stub in a "[uprobes]" page near the text that enters the kernel
+# by a system call: no trap.  A forked child shares the stubs (its text has
+# the parent's jumps); disabling puts the nop back.
+# text_byte PID ADDR: the first byte of the process's text at ADDR, in hex.
+text_byte() {
+	dd if="/proc/$1/mem" bs=1 skip=$(($2)) count=1 2>/dev/null | od -An -tx1 | tr -d ' \n'
+}
+n5=$(awk '$1 == "nop5" { print $2 }' "$KP_TMP/offsets")
+echo "p:up_opt $prog:$n5" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+"$prog" optfork 3 > "$KP_TMP/opt.out" &
+opid=$!
+for _i in $(seq 100); do
+	grep -q done "$KP_TMP/opt.out" && break
+	sleep 0.2
+done
+oaddr=$(awk '/^pid/ { print $4 }' "$KP_TMP/opt.out")
+b1=$(text_byte "$opid" "$oaddr")
+np=$(grep -c '\[uprobes\]' "/proc/$opid/maps")
+grep -q "$(printf '%d:%#x' "$(stat -c %i "$prog")" "$n5") .* jump " /sys/kernel/debug/uprobes/list
+lj=$?
+echo 0 > "$T/events/uprobes/enable"
+b2=$(text_byte "$opid" "$oaddr")
+wait "$opid"
+rc=$?
+h=$(hits up_opt)
+check "nop5 site: a jump (byte $b1) to a stub page ($np mapped) after the first hit, listed as jump ($lj)" \
+	eval '[ "$b1" = e9 ] && [ "$np" -ge 1 ] && [ "$lj" = 0 ]'
+check "nop5 site: 300 hits in the parent and the forked child sharing its stubs (got $h, status $rc)" \
+	eval '[ "$h" = 300 ] && [ "$rc" = 0 ]'
+check "nop5 site disabled: the nop is back in the running process (byte $b2)" [ "$b2" = 0f ]
+ev_clear
+
+echo "p:up_opt $prog:$n5" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+out=$("$prog" signals nop5 20000)
+echo 0 > "$T/events/uprobes/enable"
+h=$(hits up_opt)
+sig=$(echo "$out" | awk '{ print $2 }')
+check "SIGALRM storm over an optimized site: $sig signals, none seen inside a stub ($out), 20000 hits (got $h)" \
+	eval '[ -n "$sig" ] && [ "$sig" -gt 0 ] && [ "$(echo "$out" | awk '\''{ print $4 }'\'')" = 0 ] && [ "$h" = 20000 ]'
+ev_clear
+
+# mremap moves a jump away from its stub: it must become the int3 again.
+n5f=$(awk '$1 == "nop5_fn" { print $2 }' "$KP_TMP/offsets")
+echo "p:up_remap $prog:$n5f" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+out=$("$prog" remap 20 nop5)
+echo 0 > "$T/events/uprobes/enable"
+h=$(hits up_remap)
+check "an optimized site in a new mapping, then mremap: 40 hits ($out, got $h)" \
+	eval '[ "$out" = "remap ok" ] && [ "$h" = 40 ]'
+ev_clear
+echo "p:up_remap $prog:$n5f" >> "$T/uprobe_events"
+"$prog" remaploop 8 nop5 > "$KP_TMP/remaploop.out" &
+rpid=$!
+sleep 1
+for _i in $(seq 30); do
+	echo 1 > "$T/events/uprobes/up_remap/enable"
+	sleep 0.05
+	echo 0 > "$T/events/uprobes/up_remap/enable"
+done
+wait "$rpid"
+rc=$?
+out=$(tail -n 1 "$KP_TMP/remaploop.out")
+check "30 on/off rounds of an optimized site while mremap moves it: the process lives ($out, status $rc, $(hits up_remap) hits)" \
+	eval '[ "$rc" = 0 ] && [ "${out% *}" = "remaploop ok" ] && [ "$(hits up_remap)" -gt 0 ]'
+ev_clear
+
+# Optimizing and putting back the nop while 4 threads run through it on
+# both CPUs: each thread sees a nop, an int3 or the jump, never a mix.
+"$prog" threadloop 4 10 nop5 > "$KP_TMP/optchurn.out" &
+c1=$!
+sleep 1
+rounds=0
+while kill -0 "$c1" 2>/dev/null && [ "$rounds" -lt 40 ]; do
+	echo "p:up_och $prog:$n5" >> "$T/uprobe_events"
+	echo 1 > "$T/events/uprobes/enable"
+	sleep 0.05
+	echo 0 > "$T/events/uprobes/enable"
+	echo > "$T/uprobe_events"
+	rounds=$((rounds + 1))
+done
+wait "$c1"
+rc=$?
+check "$rounds rounds of optimizing and restoring a nop5 under 4 threads: the process lives (status $rc)" \
+	eval '[ "$rc" = 0 ] && [ "$rounds" -ge 2 ]'
 ev_clear
 
 # Bad definitions: refused with an error, nothing in the kernel log.

@@ -6,7 +6,8 @@
 # same registers at the end.  One uprobe_events probe at a time on each
 # instruction class of uprobe_target; it must fire once per traced run,
 # except on rep movsb: the debugger stops after each of its 9 iterations,
-# at the probed address, and each stop re-enters the probe.
+# at the probed address, and each stop re-enters the probe.  The 5-byte nop
+# also runs twice, the second time through its optimized jump.
 . /kptest/lib.sh
 
 T=/sys/kernel/tracing
@@ -19,11 +20,16 @@ echo > "$T/uprobe_events"
 "$prog" offsets > "$KP_TMP/offsets"
 
 while read -r name off; do
-	case "$name" in fault_*|rec|ljfunc|ljdeep|erestart_fn|usdt_sem) continue ;; esac
+	case "$name" in fault_*|nop5_fn|rec|ljfunc|ljdeep|erestart_fn|usdt_sem) continue ;; esac
 	echo "p:up_pt $prog:$off" >> "$T/uprobe_events"
-	want=1
-	[ "$name" = rep_movsb ] && want=9
-	for mode in step block; do
+	# A nop5 run twice: the second run goes through the optimized site's
+	# jump, which the step follows into its stub.
+	modes="step block"
+	[ "$name" = nop5 ] && modes="step block step2 block2"
+	for mode in $modes; do
+		want=1
+		[ "$name" = rep_movsb ] && want=9
+		case $mode in *2) want=2 ;; esac
 		base=$("$prog" ptrace "$name" "$mode")
 		echo > "$T/trace"
 		echo 1 > "$T/events/uprobes/up_pt/enable"

@@ -93,9 +93,12 @@ check "uprobe_target still runs after the probe left" kill -0 "$tpid"
 kill "$tpid"
 wait "$tpid" 2>/dev/null
 
-# Three probes on one address: each sees every hit.
+# Three probes on one address: each sees every hit.  They are registered
+# one after the other, so the process waits stopped until all three are in.
 start nop 30
+kill -STOP "$tpid"
 if insmod "$mod" pid=$tpid vaddr=$taddr nprobes=3 2> "$KP_TMP/insmod.out"; then
+	kill -CONT "$tpid"
 	sleep 2
 	kill -STOP "$tpid"
 	sleep 0.2
@@ -104,6 +107,7 @@ if insmod "$mod" pid=$tpid vaddr=$taddr nprobes=3 2> "$KP_TMP/insmod.out"; then
 	kill -CONT "$tpid"
 	check "nprobes=3: rmmod" rmmod uprobe_example
 else
+	kill -CONT "$tpid"
 	notok "nprobes=3: insmod"
 	diag_file "$KP_TMP/insmod.out"
 fi

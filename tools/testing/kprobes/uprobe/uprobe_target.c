@@ -17,7 +17,8 @@
  *                                 end: "eof <file offset of that page>", an
  *                                 address no semaphore can be counted at
  *   uprobe_target threads T N    T threads run case nop N times each
- *   uprobe_target threadloop T SEC   T threads run case nop back to back
+ *   uprobe_target threadloop T SEC [CASE]   T threads run case nop (CASE)
+ *                                 back to back
  *                                 for SEC seconds ("pid P addr A" first)
  *   uprobe_target fault          divide by zero and NULL load at probed
  *                                 addresses: where the signal says they were
@@ -29,18 +30,22 @@
  *   uprobe_target signals CASE N run CASE N times under a SIGALRM storm;
  *                                 "signals S in_xol X": no handler may see
  *                                 an ip in the [uprobes] area (X == 0)
- *   uprobe_target remap N        map the page of ret_fn from our own file
- *                                 again, call ret_fn there N times, mremap
- *                                 it elsewhere, N calls more, munmap
- *   uprobe_target remaploop SEC  map the page of ret_fn again and, for SEC
- *                                 seconds, call ret_fn there and mremap
- *                                 the page back and forth between two
- *                                 places: "remaploop ok <calls>"
- *   uprobe_target ptrace CASE step|block   a traced child runs CASE while
- *                                 we single-step it (or step by blocks):
+ *   uprobe_target remap N [nop5] map the page of ret_fn (nop5_fn) from our
+ *                                 own file again, call it there N times,
+ *                                 mremap it elsewhere, N calls more, munmap
+ *   uprobe_target remaploop SEC [nop5]  map the page of ret_fn (nop5_fn)
+ *                                 again and, for SEC seconds, call it there
+ *                                 and mremap the page back and forth
+ *                                 between two places: "remaploop ok <calls>"
+ *   uprobe_target ptrace CASE step|block|step2|block2   a traced child runs
+ *                                 CASE (twice for *2) while we single-step
+ *                                 it (or step by blocks):
  *                                 "ptrace CASE MODE steps N ips H regs R",
  *                                 H a hash of every ip the child stopped
  *                                 at, R one of its recorded registers
+ *   uprobe_target optfork SEC    run case nop5 100 times, fork a child that
+ *                                 runs it 100 times, 100 more, print "done"
+ *                                 and sleep SEC seconds
  *   uprobe_target sem            print the USDT semaphore usdt_sem
  *   uprobe_target forkloop CASE SEC   like loop, but after 2 s a child runs
  *                                 CASE 100 times, then the parent does;
@@ -192,6 +197,11 @@ asm(
 "ret_fn:\n"
 "probe_ret_fn:\n"
 "	ret\n"
+/* A 5-byte nop (an optimized site) that runs from any address. */
+"	.globl probe_nop5_fn\n"
+"probe_nop5_fn:\n"
+"	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+"	ret\n"
 "	.globl ct_fn\n"
 "ct_fn:\n"
 "	pop %r11\n"
@@ -217,6 +227,7 @@ asm(
 #define DECL(n) extern char probe_##n[]; void case_##n(void);
 CASES(DECL)
 void case_ret_fn(void) { case_ret(); }
+extern char probe_nop5_fn[];
 
 struct tcase {
 	const char *name;
@@ -275,11 +286,12 @@ static void *thread_fn(void *arg)
 }
 
 static time_t loop_end;
+static void (*loop_fn)(void) = case_nop;
 
 static void *thread_loop_fn(void *arg)
 {
 	while (time(NULL) < loop_end)
-		case_nop();
+		loop_fn();
 	return NULL;
 }
 
@@ -338,8 +350,8 @@ static int signals(const struct tcase *c, long n)
 {
 	struct sigaction sa = { .sa_sigaction = on_alarm, .sa_flags = SA_SIGINFO | SA_RESTART };
 	struct itimerval it = { { 0, 50 }, { 0, 50 } }, off = { 0 };
-	unsigned long start = 0, end = 0, a, b;
-	unsigned int i, in_xol = 0;
+	unsigned long start[8], end[8], a, b;
+	unsigned int i, k, nr = 0, in_xol = 0;
 	char line[512];
 	FILE *f;
 
@@ -350,15 +362,18 @@ static int signals(const struct tcase *c, long n)
 	setitimer(ITIMER_REAL, &off, NULL);
 	f = fopen("/proc/self/maps", "r");
 	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "[uprobes]") && sscanf(line, "%lx-%lx", &a, &b) == 2) {
-			start = a;
-			end = b;
+		if (strstr(line, "[uprobes]") && nr < 8 &&
+		    sscanf(line, "%lx-%lx", &a, &b) == 2) {
+			start[nr] = a;
+			end[nr++] = b;
 		}
 	if (f)
 		fclose(f);
+	/* The XOL page and the stub pages of optimized sites. */
 	for (i = 0; i < nalarm && i < MAX_RIPS; i++)
-		if (alarm_rip[i] >= start && alarm_rip[i] < end)
-			in_xol++;
+		for (k = 0; k < nr; k++)
+			if (alarm_rip[i] >= start[k] && alarm_rip[i] < end[k])
+				in_xol++;
 	printf("signals %u in_xol %u\n", nalarm, in_xol);
 	return 0;
 }
@@ -441,7 +456,7 @@ __attribute__((noinline)) void case_done(void)
 }
 
 /* One traced run of @c, stepped by instructions or by blocks. */
-static int ptrace_case(const struct tcase *c, int block)
+static int ptrace_case(const struct tcase *c, int block, int runs)
 {
 	unsigned long ips = 5381, regs_h = 5381, steps = 0;
 	struct user_regs_struct r;
@@ -452,7 +467,8 @@ static int ptrace_case(const struct tcase *c, int block)
 	if (pid == 0) {
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		raise(SIGSTOP);
-		c->fn();
+		while (runs--)
+			c->fn();
 		case_done();
 		_exit(0);
 	}
@@ -521,6 +537,7 @@ int main(int argc, char **argv)
 			printf("%s %#lx\n", cases[i].name, self_file_offset(cases[i].probe));
 		printf("fault_div %#lx\n", self_file_offset(probe_fault_div));
 		printf("fault_load %#lx\n", self_file_offset(probe_fault_load));
+		printf("nop5_fn %#lx\n", self_file_offset(probe_nop5_fn));
 		printf("rec %#lx\n", self_file_offset((void *)rec));
 		printf("ljfunc %#lx\n", self_file_offset((void *)ljfunc));
 		printf("ljdeep %#lx\n", self_file_offset((void *)ljdeep));
@@ -570,7 +587,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "remap") && argc > 2) {
-		unsigned long off = self_file_offset(probe_ret_fn);
+		unsigned long off = self_file_offset(argc > 3 ? probe_nop5_fn : probe_ret_fn);
 		unsigned long pg = off & ~4095UL;
 		int fd = open("/proc/self/exe", O_RDONLY), n = atoi(argv[2]);
 		char *m, *m2;
@@ -579,7 +596,7 @@ int main(int argc, char **argv)
 		m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, pg);
 		if (fd < 0 || m == MAP_FAILED)
 			return 3;
-		/* ret_fn is a lone ret: it runs from any address. */
+		/* ret_fn and nop5_fn run from any address. */
 		fn = (void (*)(void))(m + (off - pg));
 		for (i = 0; i < (unsigned int)n; i++)
 			fn();
@@ -596,7 +613,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "remaploop") && argc > 2) {
-		unsigned long off = self_file_offset(probe_ret_fn);
+		unsigned long off = self_file_offset(argc > 3 ? probe_nop5_fn : probe_ret_fn);
 		unsigned long pg = off & ~4095UL, calls = 0;
 		int fd = open("/proc/self/exe", O_RDONLY);
 		time_t end = time(NULL) + atoi(argv[2]);
@@ -622,7 +639,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "ptrace") && argc > 3) {
 		for (i = 0; i < NCASES; i++)
 			if (!strcmp(cases[i].name, argv[2]))
-				return ptrace_case(&cases[i], !strcmp(argv[3], "block"));
+				return ptrace_case(&cases[i], !strncmp(argv[3], "block", 5),
+						   argv[3][strlen(argv[3]) - 1] == '2' ? 2 : 1);
 		return 2;
 	}
 	if (!strcmp(argv[1], "sem")) {
@@ -662,9 +680,35 @@ int main(int argc, char **argv)
 		sleep(atoi(argv[3]));
 		return 0;
 	}
+	if (!strcmp(argv[1], "optfork") && argc > 2) {
+		pid_t child;
+
+		printf("pid %d addr %#lx\n", getpid(), (unsigned long)probe_nop5);
+		for (i = 0; i < 100; i++)
+			case_nop5();
+		child = fork();
+		if (!child) {
+			for (i = 0; i < 100; i++)
+				case_nop5();
+			_exit(0);
+		}
+		waitpid(child, NULL, 0);
+		for (i = 0; i < 100; i++)
+			case_nop5();
+		printf("done\n");
+		sleep(atoi(argv[2]));
+		return 0;
+	}
 	if (!strcmp(argv[1], "threadloop") && argc > 3) {
+		void *probe = probe_nop;
+
+		for (i = 0; argc > 4 && i < NCASES; i++)
+			if (!strcmp(cases[i].name, argv[4])) {
+				loop_fn = cases[i].fn;
+				probe = cases[i].probe;
+			}
 		loop_end = time(NULL) + atoi(argv[3]);
-		printf("pid %d addr %#lx\n", getpid(), (unsigned long)probe_nop);
+		printf("pid %d addr %#lx\n", getpid(), (unsigned long)probe);
 		return threads(atoi(argv[2]), -1);
 	}
 	if (!strcmp(argv[1], "threads") && argc > 3)
