@@ -125,6 +125,13 @@ struct uprobe_task {
 	struct return_instance		*ri_cache;
 	unsigned int			ri_cached;
 	bool				in_handler;	/* consumers running */
+	/*
+	 * A boosted hit whose copy had not run yet when a signal took the
+	 * thread back to the probed address: its handlers ran; when it comes
+	 * back there with the same registers, they do not run again.
+	 */
+	unsigned long			boost_vaddr;
+	unsigned long			boost_regs;	/* hash of the registers */
 	/* fork: the child recreates the parent's XOL area at this address */
 	unsigned long			dup_xol_addr;
 	struct callback_head		dup_xol_work;
@@ -199,6 +206,10 @@ void arch_uprobe_stub_rewind(struct pt_regs *regs, unsigned int off,
 			     unsigned long vaddr);
 void arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
 			   void *src, unsigned long len);
+bool arch_uprobe_boostable(struct arch_uprobe *aup, struct pt_regs *regs);
+int arch_uprobe_boost_code(struct arch_uprobe *aup, unsigned long vaddr,
+			   unsigned long slot, u8 *buf);
+unsigned long arch_uprobe_regs_hash(struct pt_regs *regs);
 
 #else /* !CONFIG_UPROBES */
 

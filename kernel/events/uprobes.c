@@ -122,6 +122,17 @@ static void stub_moved(struct vm_area_struct *old, unsigned long start,
 		       unsigned long end);
 static void stub_rewind(struct pt_regs *regs);
 static bool stub_step(struct pt_regs *regs);
+static unsigned long stub_site(struct mm_struct *mm, unsigned long vaddr,
+			       unsigned int *off, unsigned int *blen);
+static bool boost_resumed(struct pt_regs *regs, unsigned long vaddr);
+static bool boost_again(struct uprobe_task *utask, struct pt_regs *regs,
+			unsigned long vaddr);
+static bool boost(struct uprobe_site *s, struct pt_regs *regs,
+		  unsigned long vaddr);
+static void boost_forget(struct mm_struct *mm, unsigned long start,
+			 unsigned long end);
+static void boost_rewind(struct pt_regs *regs, unsigned int off,
+			 unsigned int len, unsigned long vaddr);
 
 static struct rb_root sites = RB_ROOT;
 static DEFINE_SPINLOCK(sites_lock);
@@ -1033,8 +1044,10 @@ void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 {
 	/* Not at exit: nothing moves then, and the mm is being torn down. */
 	if (test_bit(MMF_HAS_UPROBES, &vma->vm_mm->flags) &&
-	    atomic_read(&vma->vm_mm->mm_users))
+	    atomic_read(&vma->vm_mm->mm_users)) {
 		stub_moved(vma, start, end);
+		boost_forget(vma->vm_mm, start, end);
+	}
 }
 
 /* fork: arming and fork exclude each other, see apply_site(). */
@@ -1225,15 +1238,23 @@ unsigned long __weak uprobe_get_swbp_addr(struct pt_regs *regs)
 
 /*
  * Where a trap happened as far as the user may know: a fault in a slot
- * copy is reported at the probed instruction.
+ * copy, a boosted copy or a stub is reported at the probed instruction.
  */
 unsigned long uprobe_get_trap_addr(struct pt_regs *regs)
 {
 	struct uprobe_task *utask = current->utask;
+	struct mm_struct *mm = current->mm;
+	unsigned long vaddr = 0;
+	unsigned int off, blen;
 
 	if (unlikely(utask && utask->active))
 		return utask->bp_vaddr;
-	return instruction_pointer(regs);
+	if (mm && test_bit(MMF_HAS_UPROBES, &mm->flags)) {
+		rcu_read_lock();
+		vaddr = stub_site(mm, instruction_pointer(regs), &off, &blen);
+		rcu_read_unlock();
+	}
+	return vaddr ?: instruction_pointer(regs);
 }
 
 /* ---- per-task state ---------------------------------------------------- */
@@ -1717,7 +1738,7 @@ int uprobe_pre_sstep_notifier(struct pt_regs *regs)
 		    !(current->utask && current->utask->return_instances)))
 		return 0;
 	bp_vaddr = uprobe_get_swbp_addr(regs);
-	if (!list_empty(&seeds)) {
+	if (!list_empty(&seeds) && !boost_again(current->utask, regs, bp_vaddr)) {
 		regs->ip = bp_vaddr;
 		seed_irq_handlers(regs, bp_vaddr);
 		/* A handler sent the thread elsewhere: that is all. */
@@ -1986,10 +2007,12 @@ bad:
  */
 struct stub_page {
 	refcount_t		ref;
-	spinlock_t		lock;		/* site[] entries */
+	spinlock_t		lock;		/* site[], boost_len[] entries */
 	struct page		*page;
 	unsigned long		vaddr;
 	unsigned long		site[UPROBE_STUBS_PER_PAGE];
+	/* 0: the system call stub; else a boosted copy of that length */
+	u8			boost_len[UPROBE_STUBS_PER_PAGE];
 };
 
 #define STUB_PAGES	8			/* per process */
@@ -1999,11 +2022,16 @@ struct stub_set {
 	struct mm_struct	*mm;
 	struct rcu_head		rcu;
 	struct stub_page	*pages[STUB_PAGES];	/* set under mmap_lock */
+	/* probed address -> its boosted copy here, or BOOST_NONE */
+	struct xarray		boosts;
 };
+
+#define BOOST_NONE	1UL	/* no copy for this address fits here */
 
 static DEFINE_HASHTABLE(stub_sets, 6);
 static DEFINE_SPINLOCK(stub_sets_lock);
 static bool uprobe_opt_enabled = true;		/* debugfs uprobes/optimize */
+static bool uprobe_boost_enabled = true;	/* debugfs uprobes/boost */
 
 /*
  * The stub pages of @mm, or NULL.  The set stays while the caller holds
@@ -2071,10 +2099,11 @@ static const struct vm_special_mapping stub_mapping = {
 
 /*
  * The probed address the stub at @vaddr serves, or 0; @off is set to
- * @vaddr's offset in its stub.  Under RCU or the mmap_lock.
+ * @vaddr's offset in its stub, @blen to the length of its boosted copy (0
+ * for a system call stub).  Under RCU or the mmap_lock.
  */
 static unsigned long stub_site(struct mm_struct *mm, unsigned long vaddr,
-			       unsigned int *off)
+			       unsigned int *off, unsigned int *blen)
 {
 	struct stub_set *set = stub_set_of(mm);
 	int i;
@@ -2089,6 +2118,7 @@ static unsigned long stub_site(struct mm_struct *mm, unsigned long vaddr,
 		if (o >= PAGE_SIZE)
 			continue;
 		*off = o % UPROBE_STUB_BYTES;
+		*blen = READ_ONCE(sp->boost_len[o / UPROBE_STUB_BYTES]);
 		return READ_ONCE(sp->site[o / UPROBE_STUB_BYTES]);
 	}
 	return 0;
@@ -2101,12 +2131,44 @@ static unsigned long stub_vaddr(struct stub_page *sp, int i)
 }
 
 /*
- * The stub for @vaddr in @sp: the one it already has, else a free one;
- * -1 if none.  A stub once given to an address stays that address's.
+ * Can entry @i of @sp serve @vaddr as a system call stub (@a NULL), or as
+ * the boosted copy of @a?  A @fresh entry gets the copy written; one that
+ * served before must already hold exactly that code: code once written is
+ * never changed, so a thread preempted inside it (perhaps after the probe
+ * went away, or in a forked child sharing the page) runs what it came for.
  */
-static int stub_take(struct stub_page *sp, unsigned long vaddr)
+static bool stub_fits(struct stub_page *sp, int i, struct arch_uprobe *a,
+		      unsigned long vaddr, bool fresh)
+{
+	u8 code[UPROBE_STUB_BYTES];
+	void *kaddr;
+	bool ok = true;
+
+	if (!a)
+		return !sp->boost_len[i];
+	if (arch_uprobe_boost_code(a, vaddr, stub_vaddr(sp, i), code))
+		return false;
+	kaddr = kmap_local_page(sp->page) + i * UPROBE_STUB_BYTES;
+	if (fresh) {
+		memcpy(kaddr, code, sizeof(code));
+		WRITE_ONCE(sp->boost_len[i], a->len);
+	} else {
+		ok = sp->boost_len[i] == a->len && !memcmp(kaddr, code, sizeof(code));
+	}
+	kunmap_local(kaddr);
+	return ok;
+}
+
+/*
+ * The stub for @vaddr in @sp (see stub_fits() for @a): the one it already
+ * has, else a free one; -1 if none.  A stub once given to an address stays
+ * that address's.
+ */
+static int stub_take(struct stub_page *sp, unsigned long vaddr,
+		     struct arch_uprobe *a)
 {
 	int i, free = -1;
+	bool fresh = false;
 
 	if (!arch_uprobe_stub_reaches(vaddr, sp->vaddr) ||
 	    !arch_uprobe_stub_reaches(vaddr, sp->vaddr + PAGE_SIZE))
@@ -2120,8 +2182,12 @@ static int stub_take(struct stub_page *sp, unsigned long vaddr)
 	}
 	if (i == UPROBE_STUBS_PER_PAGE && free >= 0) {
 		i = free;
-		WRITE_ONCE(sp->site[i], vaddr);
+		fresh = true;
 	}
+	if (i < UPROBE_STUBS_PER_PAGE && !stub_fits(sp, i, a, vaddr, fresh))
+		i = UPROBE_STUBS_PER_PAGE;
+	else if (fresh)
+		WRITE_ONCE(sp->site[i], vaddr);
 	spin_unlock(&sp->lock);
 	return i < UPROBE_STUBS_PER_PAGE ? i : -1;
 }
@@ -2173,11 +2239,13 @@ static struct stub_page *stub_page_new(struct mm_struct *mm, unsigned long vaddr
 }
 
 /*
- * The stub for @vaddr in @mm, mapping a stub page if needed; 0 when none is
- * free within reach.  mmap_lock held for writing: it orders the pages[]
- * slots, which only this fills (fork copies them under the same lock).
+ * The stub for @vaddr in @mm (@a: see stub_fits()), mapping a stub page if
+ * needed; 0 when none is free within reach.  mmap_lock held for writing: it
+ * orders the pages[] slots, which only this fills (fork copies them under
+ * the same lock).
  */
-static unsigned long stub_get(struct mm_struct *mm, unsigned long vaddr)
+static unsigned long stub_get(struct mm_struct *mm, unsigned long vaddr,
+			      struct arch_uprobe *a)
 {
 	struct stub_set *set = stub_set_of(mm);
 	struct stub_page *sp;
@@ -2188,12 +2256,13 @@ static unsigned long stub_get(struct mm_struct *mm, unsigned long vaddr)
 		if (!set)
 			return 0;
 		set->mm = mm;
+		xa_init(&set->boosts);
 		spin_lock(&stub_sets_lock);
 		hash_add_rcu(stub_sets, &set->node, (unsigned long)mm);
 		spin_unlock(&stub_sets_lock);
 	}
 	for (i = 0; i < STUB_PAGES && set->pages[i]; i++) {
-		n = stub_take(set->pages[i], vaddr);
+		n = stub_take(set->pages[i], vaddr, a);
 		if (n >= 0)
 			return stub_vaddr(set->pages[i], n);
 	}
@@ -2204,7 +2273,7 @@ static unsigned long stub_get(struct mm_struct *mm, unsigned long vaddr)
 		return 0;
 	/* Published after its contents: stub_fault() reads it under RCU. */
 	smp_store_release(&set->pages[i], sp);
-	n = stub_take(sp, vaddr);
+	n = stub_take(sp, vaddr, a);
 	return n < 0 ? 0 : stub_vaddr(sp, n);
 }
 
@@ -2237,13 +2306,14 @@ static bool site_optimized(struct uprobe_site *s, struct mm_struct *mm,
 {
 	u8 cur[UPROBE_JMP_INSN_SIZE];
 	unsigned long target;
-	unsigned int off;
+	unsigned int off, blen;
 
 	if (!arch_uprobe_optimizable(&s->arch) ||
 	    access_mm(mm, vaddr, cur, sizeof(cur), false))
 		return false;
 	target = arch_uprobe_jmp_target(cur, vaddr);
-	return target && stub_site(mm, target, &off) == vaddr && !off;
+	return target && stub_site(mm, target, &off, &blen) == vaddr &&
+	       !off && !blen;
 }
 
 /* Back from the jump to the int3; mmap_lock held for writing. */
@@ -2280,7 +2350,7 @@ static void optimize_site(struct uprobe_site *s, unsigned long vaddr)
 	    !access_mm(mm, vaddr, cur, sizeof(cur), false) &&
 	    is_swbp_insn(&cur[0]) &&
 	    !memcmp(cur + 1, s->arch.insn + 1, sizeof(cur) - 1)) {
-		stub = stub_get(mm, vaddr);
+		stub = stub_get(mm, vaddr, NULL);
 		if (stub) {
 			arch_uprobe_jmp_insn(insn, vaddr, stub);
 			done = !patch_site(mm, vaddr, insn, sizeof(insn));
@@ -2333,14 +2403,14 @@ static void stub_hit(struct pt_regs *regs, unsigned long vaddr)
 bool uprobe_stub_syscall(struct pt_regs *regs)
 {
 	unsigned long vaddr;
-	unsigned int off;
+	unsigned int off, blen;
 
 	if (!current->mm)
 		return false;
 	rcu_read_lock();
-	vaddr = stub_site(current->mm, instruction_pointer(regs), &off);
+	vaddr = stub_site(current->mm, instruction_pointer(regs), &off, &blen);
 	rcu_read_unlock();
-	if (!vaddr || off != UPROBE_STUB_SYSCALL_END)
+	if (!vaddr || off != UPROBE_STUB_SYSCALL_END || blen)
 		return false;
 	if (!arch_uprobe_stub_return(regs, vaddr))
 		return false;
@@ -2351,21 +2421,24 @@ bool uprobe_stub_syscall(struct pt_regs *regs)
 /*
  * A thread stopped inside a stub, for a signal or a debugger: undo what the
  * stub did so far and put it back at the probed address, which it runs
- * again afterwards (one hit, as if it never got into the stub).  Nobody
- * outside sees a stub's address in a signal frame, a core or a ptrace stop.
+ * again afterwards (one hit, as if it never got into the stub); from a
+ * boosted copy, see boost_rewind().  Nobody outside sees a stub's address
+ * in a signal frame, a core or a ptrace stop.
  */
 static void stub_rewind(struct pt_regs *regs)
 {
 	struct mm_struct *mm = current->mm;
 	unsigned long vaddr;
-	unsigned int off;
+	unsigned int off, blen;
 
 	if (!mm || !test_bit(MMF_HAS_UPROBES, &mm->flags))
 		return;
 	rcu_read_lock();
-	vaddr = stub_site(mm, instruction_pointer(regs), &off);
+	vaddr = stub_site(mm, instruction_pointer(regs), &off, &blen);
 	rcu_read_unlock();
-	if (vaddr)
+	if (vaddr && blen)
+		boost_rewind(regs, off, blen, vaddr);
+	else if (vaddr)
 		arch_uprobe_stub_rewind(regs, off, vaddr);
 }
 
@@ -2380,14 +2453,14 @@ static bool stub_step(struct pt_regs *regs)
 {
 	struct mm_struct *mm = current->mm;
 	unsigned long vaddr;
-	unsigned int off;
+	unsigned int off, blen;
 
 	if (!mm || !test_bit(MMF_HAS_UPROBES, &mm->flags))
 		return false;
 	rcu_read_lock();
-	vaddr = stub_site(mm, instruction_pointer(regs), &off);
+	vaddr = stub_site(mm, instruction_pointer(regs), &off, &blen);
 	rcu_read_unlock();
-	if (!vaddr || off)
+	if (!vaddr || off || blen)
 		return false;
 	instruction_pointer_set(regs, vaddr + UPROBE_SWBP_INSN_SIZE);
 	set_thread_flag(TIF_UPROBE);
@@ -2408,6 +2481,8 @@ static void stub_dup(struct mm_struct *oldmm, struct mm_struct *newmm)
 	 */
 	nset = kzalloc(sizeof(*nset), GFP_KERNEL | __GFP_NOFAIL);
 	nset->mm = newmm;
+	/* Its boosted copies are found again on its first hits (shared). */
+	xa_init(&nset->boosts);
 	for (i = 0; i < STUB_PAGES && set->pages[i]; i++) {
 		refcount_inc(&set->pages[i]->ref);
 		nset->pages[i] = set->pages[i];
@@ -2426,8 +2501,10 @@ static void stub_clear(struct mm_struct *mm)
 	if (set)
 		hash_del_rcu(&set->node);
 	spin_unlock(&stub_sets_lock);
-	if (set)
+	if (set) {
+		xa_destroy(&set->boosts);
 		call_rcu(&set->rcu, free_stub_set);
+	}
 }
 
 /*
@@ -2488,11 +2565,131 @@ static void stub_moved(struct vm_area_struct *old, unsigned long start,
 		for (n = 0; n < UPROBE_STUBS_PER_PAGE; n++) {
 			unsigned long vaddr = READ_ONCE(sp->site[n]);
 
-			if (vaddr >= start && vaddr < end)
+			if (vaddr >= start && vaddr < end && !sp->boost_len[n])
 				stub_find_moved(mm, old, vaddr,
 						stub_vaddr(sp, n));
 		}
 	}
+}
+
+
+/* ---- boosted copies ------------------------------------------------------- */
+
+/*
+ * An instruction that would be single-stepped from an XOL slot runs instead
+ * from a stub entry near the text that holds a copy of it and a jump back
+ * (arch_uprobe_boost_code()): the int3 is the only trap of the hit.  The
+ * entry is made on the first hit in a process, under the mmap_lock, and
+ * found on later hits without a lock in the process's boosts (probed
+ * address -> entry).  A mapping that goes away takes its addresses out of
+ * boosts (boost_forget()), so a new file mapped there gets a copy of its
+ * own instruction; the entry itself stays its address's for good.
+ */
+
+/* A new entry for @s at @vaddr in this process, or 0. */
+static unsigned long boost_slot_new(struct uprobe_site *s, unsigned long vaddr)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long slot = 0;
+	struct stub_set *set;
+
+	if (mmap_write_lock_killable(mm))
+		return 0;
+	if (vma_has_site(vma_lookup(mm, vaddr), s, vaddr, true)) {
+		slot = stub_get(mm, vaddr, &s->arch);
+		set = stub_set_of(mm);
+		/* No entry fits: do not try again on every hit. */
+		if (set)
+			xa_store(&set->boosts, vaddr,
+				 xa_mk_value(slot ?: BOOST_NONE), GFP_KERNEL);
+	}
+	mmap_write_unlock(mm);
+	return slot;
+}
+
+/*
+ * After the handlers, when @s's instruction would be stepped: send the
+ * thread to its boosted copy instead, if it has one or gets one now.
+ */
+static bool boost(struct uprobe_site *s, struct pt_regs *regs,
+		  unsigned long vaddr)
+{
+	struct stub_set *set;
+	unsigned long slot;
+	void *entry;
+
+	if (!READ_ONCE(uprobe_boost_enabled) ||
+	    !arch_uprobe_boostable(&s->arch, regs))
+		return false;
+	set = stub_set_of(current->mm);
+	entry = set ? xa_load(&set->boosts, vaddr) : NULL;
+	slot = entry ? xa_to_value(entry) : boost_slot_new(s, vaddr);
+	if (!slot || slot == BOOST_NONE)
+		return false;
+	instruction_pointer_set(regs, slot);
+	return true;
+}
+
+/* A mapping of @mm went away from [@start, @end). */
+static void boost_forget(struct mm_struct *mm, unsigned long start,
+			 unsigned long end)
+{
+	struct stub_set *set = stub_set_of(mm);
+	unsigned long index = start;
+	void *entry;
+
+	if (!set)
+		return;
+	xa_for_each_range(&set->boosts, index, entry, start, end - 1)
+		xa_erase(&set->boosts, index);
+}
+
+/*
+ * A signal or a debugger stop finds the thread in a boosted copy.  At the
+ * jump back, the instruction ran: the thread is at the next one.  At the
+ * copy itself it did not (an interrupt right on the way back from the hit,
+ * or the copy's own fault): the thread goes back to the probed address,
+ * and when it hits the probe there again with the same registers -- the
+ * signal handler returned -- the handlers, which already ran for this
+ * execution, do not run again (boost_resumed()).
+ */
+static void boost_rewind(struct pt_regs *regs, unsigned int off,
+			 unsigned int len, unsigned long vaddr)
+{
+	struct uprobe_task *utask = current->utask;
+
+	if (off == len) {
+		instruction_pointer_set(regs, vaddr + len);
+		return;
+	}
+	if (off)
+		return;		/* the program's own jump into the copy */
+	instruction_pointer_set(regs, vaddr);
+	if (utask) {
+		utask->boost_vaddr = vaddr;
+		utask->boost_regs = arch_uprobe_regs_hash(regs);
+	}
+}
+
+/* Is this hit the return of one boost_rewind() sent back? */
+static bool boost_again(struct uprobe_task *utask, struct pt_regs *regs,
+			unsigned long vaddr)
+{
+	return utask && utask->boost_vaddr == vaddr &&
+	       utask->boost_regs == arch_uprobe_regs_hash(regs);
+}
+
+/* The same, and forget it: any other hit ends the wait for it. */
+static bool boost_resumed(struct pt_regs *regs, unsigned long vaddr)
+{
+	struct uprobe_task *utask = current->utask;
+	bool again;
+
+	if (likely(!utask->boost_vaddr))
+		return false;
+	again = boost_again(utask, regs, vaddr);
+	utask->boost_vaddr = 0;
+	return again;
 }
 
 /* Run @s's instruction from a slot: the debug trap brings us back. */
@@ -2552,13 +2749,14 @@ static void handle_swbp(struct pt_regs *regs)
 	if (!get_utask())
 		goto out;	/* try again */
 
-	handler_chain(s, regs, bp_vaddr);
+	if (!boost_resumed(regs, bp_vaddr))
+		handler_chain(s, regs, bp_vaddr);
 	/* A handler sent the thread elsewhere: skip the instruction. */
 	if (instruction_pointer(regs) != bp_vaddr)
 		goto out;
 	if (arch_uprobe_optimizable(&s->arch))
 		optimize_site(s, bp_vaddr);
-	if (arch_uprobe_skip_sstep(&s->arch, regs))
+	if (arch_uprobe_skip_sstep(&s->arch, regs) || boost(s, regs, bp_vaddr))
 		goto out;
 	/*
 	 * The step outlives this read section: it pins the site.  One that
@@ -2651,7 +2849,10 @@ static const char *arch_how(struct arch_uprobe *a)
 {
 	if (arch_uprobe_optimizable(a))
 		return "jump";
-	return a->op == UPX_STEP ? "step" : "emulate";
+	if (a->op != UPX_STEP)
+		return "emulate";
+	return READ_ONCE(uprobe_boost_enabled) &&
+	       arch_uprobe_boostable(a, NULL) ? "boost" : "step";
 }
 
 static int list_show(struct seq_file *m, void *v)
@@ -2700,6 +2901,7 @@ static int __init uprobes_debugfs_init(void)
 
 	debugfs_create_file("list", 0400, dir, NULL, &list_fops);
 	debugfs_create_bool("optimize", 0600, dir, &uprobe_opt_enabled);
+	debugfs_create_bool("boost", 0600, dir, &uprobe_boost_enabled);
 	return 0;
 }
 late_initcall(uprobes_debugfs_init);

@@ -5,7 +5,8 @@
  * RIP-relative operands, each emulated instruction on synthetic registers
  * (with a user stack from kunit_vm_mmap() where it pushes or pops), and
  * the registration errors of both APIs on a shmem file; for optimized
- * sites, the jump and the stub undone from each of its instructions.
+ * sites, the jump and the stub undone from each of its instructions; for
+ * boosted copies, what may be boosted and the copy's code.
  */
 #include <kunit/test.h>
 #include <linux/file.h>
@@ -15,6 +16,7 @@
 #include <linux/sched.h>
 #include <linux/shmem_fs.h>
 #include <linux/uaccess.h>
+#include <linux/unaligned.h>
 #include <linux/sizes.h>
 #include <linux/uprobes.h>
 #include <asm/insn.h>
@@ -462,6 +464,57 @@ static void up_test_jump(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, arch_uprobe_stub_reaches(VADDR + SZ_4G, VADDR + SZ_4G + 5 - SZ_2G));
 }
 
+/*
+ * Boosted copies: which stepped instructions may run from a stub and jump
+ * back, and the code that does it (a RIP-relative operand still reaching
+ * the same address, the jump landing on the next instruction).
+ */
+static void up_test_boost(struct kunit *test)
+{
+	static const u8 add[] = { 0x48, 0x01, 0xca };			/* add %rcx,%rdx */
+	static const u8 rip[] = { 0x48, 0x03, 0x1d, 0x10, 0, 0, 0 };	/* add 0x10(%rip),%rbx */
+	static const u8 callm[] = { 0xff, 0x10 }, jmpm[] = { 0xff, 0x25, 0, 0, 0, 0 };
+	static const u8 popf[] = { 0x9d }, nop[] = { 0x90 };
+	const unsigned long slot = VADDR + SZ_1M;
+	struct pt_regs regs = { .flags = X86_EFLAGS_IF };
+	u8 code[UPROBE_STUB_BYTES];
+	struct arch_uprobe a;
+	unsigned int i;
+
+	analyse(test, &a, add, sizeof(add));
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_boostable(&a, &regs));
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_boostable(&a, NULL));
+	regs.flags |= X86_EFLAGS_TF;	/* a debugger's step stops at the text */
+	KUNIT_EXPECT_FALSE(test, arch_uprobe_boostable(&a, &regs));
+	KUNIT_ASSERT_EQ(test, arch_uprobe_boost_code(&a, VADDR, slot, code), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(code, add, sizeof(add)), 0);
+	KUNIT_EXPECT_EQ(test, code[3], 0xe9);
+	KUNIT_EXPECT_EQ(test, arch_uprobe_jmp_target(code + 3, slot + 3), VADDR + 3);
+	for (i = 3 + UPROBE_JMP_INSN_SIZE; i < sizeof(code); i++)
+		KUNIT_EXPECT_EQ(test, code[i], 0xcc);
+
+	/* The operand is the same address seen from the slot. */
+	analyse(test, &a, rip, sizeof(rip));
+	KUNIT_ASSERT_EQ(test, arch_uprobe_boost_code(&a, VADDR, slot, code), 0);
+	KUNIT_EXPECT_EQ(test, slot + 7 + (s32)get_unaligned_le32(code + 3),
+			VADDR + 7 + 0x10);
+	KUNIT_EXPECT_EQ(test, memcmp(code, rip, 3), 0);
+	KUNIT_EXPECT_EQ(test, arch_uprobe_jmp_target(code + 7, slot + 7), VADDR + 7);
+	/* Out of a rel32's reach: refused, not truncated. */
+	KUNIT_EXPECT_EQ(test, arch_uprobe_boost_code(&a, VADDR, VADDR + SZ_4G, code),
+			-ERANGE);
+
+	/* Never boosted: what pushes or jumps by itself, popf, emulated ones. */
+	analyse(test, &a, callm, sizeof(callm));
+	KUNIT_EXPECT_FALSE(test, arch_uprobe_boostable(&a, NULL));
+	analyse(test, &a, jmpm, sizeof(jmpm));
+	KUNIT_EXPECT_FALSE(test, arch_uprobe_boostable(&a, NULL));
+	analyse(test, &a, popf, sizeof(popf));
+	KUNIT_EXPECT_FALSE(test, arch_uprobe_boostable(&a, NULL));
+	analyse(test, &a, nop, sizeof(nop));
+	KUNIT_EXPECT_FALSE(test, arch_uprobe_boostable(&a, NULL));
+}
+
 /* Instruction boundaries of the stub: where a thread can be stopped. */
 static const unsigned int stub_steps[] = { 0, 5, 6, 7, 9, 14, 16 };
 
@@ -644,6 +697,7 @@ static struct kunit_case uprobes_cases[] = {
 	KUNIT_CASE(up_test_emulate_regs),
 	KUNIT_CASE(up_test_jump),
 	KUNIT_CASE(up_test_stub),
+	KUNIT_CASE(up_test_boost),
 	KUNIT_CASE(up_test_register_errors),
 	KUNIT_CASE(up_test_seed_errors),
 	{}

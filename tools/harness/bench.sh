@@ -14,7 +14,7 @@
 #
 # KP_BENCH_SET=uhits,hits (say) limits the icount run to those groups of
 # tools/testing/kprobes/bench/run.sh; KP_BENCH_WALL=0 skips the wall-clock
-# and two-vCPU runs.
+# and two-vCPU runs, KP_BENCH_WALL=multi runs only the two-vCPU ones.
 # KP_BENCH_SIDES="stock ours" picks the kernels; KP_BENCH_REPEAT=1 boots
 # each icount run a second time and fails if any figure differs.
 set -euo pipefail
@@ -111,7 +111,7 @@ wait
 # The wall-clock runs do: one at a time.
 for side in "${built[@]}"; do
 	[ "${KP_BENCH_WALL:-1}" = 0 ] && break
-	run_side "$side" wall
+	[ "${KP_BENCH_WALL:-1}" = multi ] || run_side "$side" wall
 	run_side "$side" multi
 done
 

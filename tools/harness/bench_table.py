@@ -49,6 +49,16 @@ UHITS = [
     ("uhit.nop5", "uprobe on a 5-byte nop"),
     ("uhit.uret", "uretprobe"),
 ]
+ULIFE = [
+    ("uattach.attach", "10,000 uprobes in one BPF uprobe_multi link on a "
+     "running program: attach, per probe", "ns/probe"),
+    ("uattach.detach", "10,000 uprobes in one BPF uprobe_multi link: "
+     "detach, per probe", "ns/probe"),
+    ("ulife.fork", "fork + exit + wait of an unprobed program", "ns/op"),
+    ("ulife.exec", "fork + exec + exit + wait of an unprobed program",
+     "ns/op"),
+    ("ulife.mmap", "mmap + munmap of a program's text", "ns/op"),
+]
 COVER = [
     ("registered", "registered"),
     ("ftrace", "ftrace-based"),
@@ -82,6 +92,8 @@ def rows():
     for key, what in UHITS:
         yield key, "icount", "hit cost: " + what + " (1,000,000 calls)", \
             "insn"
+    for key, what, unit in ULIFE:
+        yield key, "icount", what, unit
     for key, what in HITS:
         yield key, "wall", "hit cost: " + what, "ns (wall)"
     yield "umulti.scale", "multi", "uprobe hits/s, 2 threads on 2 vCPUs " \

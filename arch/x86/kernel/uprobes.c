@@ -17,6 +17,7 @@
  *  - encodings invalid in 64-bit mode.
  * Bytes that do not decode give -ENOEXEC.
  */
+#include <linux/jhash.h>
 #include <linux/kdebug.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
@@ -245,6 +246,14 @@ static int analyze_onebyte(struct arch_uprobe *a, struct insn *insn)
 	case 0x9c:
 		if (!probe_insn_has_prefix(insn, PFX_OPSIZE))
 			a->op = UPX_PUSHF;
+		return 0;
+	case 0x9d:
+		/*
+		 * popf setting TF traps after the next instruction: from a
+		 * stub, that would be the jump back instead of the one after
+		 * the popf.
+		 */
+		a->fixups |= UPX_NO_BOOST;
 		return 0;
 	case 0x90:
 		/* Not pause (f3 90), not xchg %eax,%r8d. */
@@ -708,6 +717,74 @@ int arch_uprobe_exception_notify(struct notifier_block *self,
 	return NOTIFY_DONE;
 }
 
+/* ---- boosted copies --------------------------------------------------------- */
+
+/*
+ * A stepped instruction may instead run once from a stub slot near the
+ * text (kernel/events/uprobes.c), followed by a jump back to the next
+ * instruction: one trap per hit instead of two.  Not while TF is set: a
+ * debugger's (or the program's) step must stop right after the instruction,
+ * at its real address.  Not for a call through memory (it would push the
+ * stub's address) nor an indirect jump (no way back needed, nor wanted:
+ * stepping it costs the same), nor popf (UPX_NO_BOOST).  @regs is NULL
+ * for the question in general (debugfs).
+ */
+bool arch_uprobe_boostable(struct arch_uprobe *a, struct pt_regs *regs)
+{
+	if (regs && (regs->flags & X86_EFLAGS_TF))
+		return false;
+	return (a->fixups & (UPX_FIX_IP | UPX_FIX_CALL | UPX_NO_BOOST)) ==
+	       UPX_FIX_IP;
+}
+
+/*
+ * What a signal frame gives back exactly, ip aside: the general registers
+ * and sp (the flags come back filtered).
+ */
+unsigned long arch_uprobe_regs_hash(struct pt_regs *regs)
+{
+	return jhash2((u32 *)regs, offsetof(struct pt_regs, orig_ax) / sizeof(u32),
+		      (u32)regs->sp);
+}
+
+/**
+ * arch_uprobe_boost_code() - the code of a boosted copy
+ * @a: the probe
+ * @vaddr: the probed address in this process
+ * @slot: where the copy goes, within a rel32 of @vaddr
+ * @buf: UPROBE_STUB_BYTES to fill
+ *
+ * The instruction as in the file, a RIP-relative displacement moved so that
+ * it reaches the same address from @slot, then jmp to the next instruction;
+ * int3 after that.  Registers and flags are the program's throughout, and
+ * nothing is written below its stack pointer (the red zone is safe).
+ *
+ * Return: 0, or -ERANGE when an operand or the way back is out of reach.
+ */
+int arch_uprobe_boost_code(struct arch_uprobe *a, unsigned long vaddr,
+			   unsigned long slot, u8 *buf)
+{
+	unsigned long next = vaddr + a->len, back = slot + a->len;
+	struct insn insn;
+
+	if (insn_decode(&insn, a->insn, MAX_UINSN_BYTES, INSN_MODE_64) ||
+	    insn.length != a->len)
+		return -EINVAL;
+	memset(buf, UPROBE_SWBP_INSN, UPROBE_STUB_BYTES);
+	memcpy(buf, a->insn, a->len);
+	if (insn_rip_relative(&insn)) {
+		long disp = insn.displacement.value + (long)(vaddr - slot);
+
+		if (disp != (s32)disp)
+			return -ERANGE;
+		put_unaligned_le32((s32)disp, buf + insn_offset_displacement(&insn));
+	}
+	if (!arch_uprobe_stub_reaches(back, next))
+		return -ERANGE;
+	arch_uprobe_jmp_insn(buf + a->len, back, next);
+	return 0;
+}
+
 /* ---- return probes ----------------------------------------------------------- */
 
 /*
@@ -793,6 +870,8 @@ enum {
 };
 static_assert(STUB_UD2 == UPROBE_STUB_SYSCALL_END);
 static_assert(STUB_LEN <= UPROBE_STUB_BYTES);
+/* A boosted copy: an instruction and the jump back. */
+static_assert(MAX_UINSN_BYTES - 1 + UPROBE_JMP_INSN_SIZE <= UPROBE_STUB_BYTES);
 
 #define STUB_RED_ZONE	128
 #define STUB_SAVED	3		/* r11, rcx, rax, from sp up */

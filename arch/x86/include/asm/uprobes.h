@@ -7,9 +7,10 @@
  * pushes and pushf are emulated on the saved registers and never leave the
  * trap.  Everything else runs once from a slot of the process's XOL area
  * with the trap flag set, and the debug trap after it brings the thread
- * back to have its registers fixed up (arch/x86/kernel/uprobes.c).  A
- * 5-byte nop, after its first hit, is entered by a jump to a stub instead
- * of the int3 (optimized sites).
+ * back to have its registers fixed up (arch/x86/kernel/uprobes.c) -- or,
+ * boosted, from a stub near the text that jumps back by itself, when the
+ * thread is not being single-stepped.  A 5-byte nop, after its first hit,
+ * is entered by a jump to a stub instead of the int3 (optimized sites).
  */
 #ifndef _ASM_X86_UPROBES_H
 #define _ASM_X86_UPROBES_H
@@ -60,6 +61,7 @@ enum uprobe_x86_op {
 #define UPX_FIX_IP	0x01	/* ip moved from the slot back to the text */
 #define UPX_FIX_CALL	0x02	/* the pushed return address points at the slot */
 #define UPX_FIX_SCRATCH	0x04	/* a RIP-relative operand used .scratch */
+#define UPX_NO_BOOST	0x08	/* stepped, never run from a stub (popf) */
 
 struct arch_uprobe {
 	/* The instruction as in the file; perf's unwinder reads insn[0..3]. */

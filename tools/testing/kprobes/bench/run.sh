@@ -5,7 +5,8 @@
 #
 # kpbench.<param>=<value> on the kernel command line goes to insmod, except
 # kpbench.set=<list>: which groups to run, of hits,watch,reg,cover,every,uhits,
-# umulti (default all but umulti, which wants two vCPUs on two host threads).
+# uattach,ulife,umulti (default all but umulti, which wants two vCPUs on two
+# host threads).
 # No -e: a measure that fails says so and the others still run.
 set -u
 
@@ -23,7 +24,7 @@ run() {
 
 args=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^kpbench\.//p' | grep -v '^set=' | tr '\n' ' ')
 groups=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^kpbench\.set=//p')
-groups=,${groups:-hits,watch,reg,cover,every,uhits},
+groups=,${groups:-hits,watch,reg,cover,every,uhits,uattach,ulife},
 want() {
 	case $groups in *,$1,*) return 0 ;; esac
 	return 1
@@ -150,6 +151,24 @@ if want uhits; then
 	uhit riprel riprel 0
 	uhit nop5 nop5 0
 	uhit uret func 1
+fi
+# One uprobe_multi link on 10,000 instructions of the running program:
+# attach (every site armed in its mm) and detach, guest ns per probe.
+if want uattach; then
+	set -- $($ubin multi 10000)
+	if [ "${1:-}" = multi ]; then
+		echo "kpbench: uattach.attach $(($3 / $2)) ns/probe"
+		echo "kpbench: uattach.detach $(($4 / $2)) ns/probe"
+	else
+		echo "kpbench: uattach n/a: the link was refused"
+	fi
+fi
+# What every process pays for the uprobes hooks with no probe anywhere.
+if want ulife; then
+	for op in fork:200 exec:100 mmap:2000; do
+		set -- $($ubin "${op%:*}" "${op#*:}")
+		echo "kpbench: ulife.$1 $(($3 / $2)) ns/op"
+	done
 fi
 # Hits per second of two threads on two vCPUs over one thread's, one probe.
 if want umulti; then

@@ -7,18 +7,31 @@
  *   upbench_loop loop CASE N      call CASE N times: "loop CASE N <ns>"
  *   upbench_loop threads CASE N T T threads call CASE N times each, at
  *                                 once: "threads CASE N T <ns>"
+ *   upbench_loop multi N          attach one BPF uprobe_multi link to N
+ *                                 instructions of a nop sled in this very
+ *                                 (running, hence armed) program, then
+ *                                 close it: "multi N <attach ns> <detach ns>"
+ *   upbench_loop fork|exec|mmap N N forks (child exits at once), fork and
+ *                                 exec of "upbench_loop true", or mmaps of
+ *                                 this file's text: "OP N <ns>"
  *
  * Under QEMU's -icount the guest's nanoseconds are instructions.
  */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
+
+#include "../lib/kp_bpf.h"
 
 long ub_data = 42;
 
@@ -53,10 +66,18 @@ asm (
 "	.globl ub_func\n"	/* for return probes: a plain function */
 "ub_func:	mov %rdi, %rax\n"
 "	ret\n"
+"	.p2align 4\n"
+"	.globl ub_sled\n"	/* for uprobe_multi: SLED one-byte sites */
+"ub_sled:	.rept 10000\n"
+"	nop\n"
+"	.endr\n"
+"	ret\n"
 );
 
+#define SLED	10000
+
 void ub_nop(void), ub_push(void), ub_endbr(void), ub_ret(void);
-void ub_riprel(void), ub_nop5(void), ub_func(void);
+void ub_riprel(void), ub_nop5(void), ub_func(void), ub_sled(void);
 
 static const struct {
 	const char *name;
@@ -146,6 +167,103 @@ static int threads(const char *name, long n, int t)
 	return 0;
 }
 
+/* The userspace headers may predate uprobe_multi links: our own copy. */
+#define UPROBE_MULTI_ATTACH	48	/* BPF_TRACE_UPROBE_MULTI */
+
+struct uprobe_multi_link_attr {		/* bpf_attr.link_create */
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, multi_flags, pid;
+	uint8_t pad[128 - 60];
+};
+
+/* "r0 = 0; exit": the cheapest program a uprobe_multi link takes. */
+static int load_empty_prog(void)
+{
+	struct bpf_insn p[2] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_KPROBE;
+	attr.expected_attach_type = UPROBE_MULTI_ATTACH;
+	attr.insn_cnt = 2;
+	attr.insns = (uint64_t)(uintptr_t)p;
+	attr.license = (uint64_t)(uintptr_t)"GPL";
+	return sys_bpf(BPF_PROG_LOAD, &attr);
+}
+
+static int multi(long n)
+{
+	static uint64_t offs[SLED];
+	struct uprobe_multi_link_attr attr;
+	unsigned long long t0, t1, t2;
+	long base = file_offset((unsigned long)ub_sled), i;
+	int prog = load_empty_prog(), link;
+
+	if (n < 1 || n > SLED || base < 0 || prog < 0) {
+		fprintf(stderr, "multi: bad count or no program (%s)\n",
+			strerror(errno));
+		return 1;
+	}
+	for (i = 0; i < n; i++)
+		offs[i] = base + i;
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = prog;
+	attr.attach_type = UPROBE_MULTI_ATTACH;
+	attr.path = (uint64_t)(uintptr_t)"/proc/self/exe";
+	attr.offsets = (uint64_t)(uintptr_t)offs;
+	attr.cnt = n;
+	t0 = now_ns();
+	link = syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	t1 = now_ns();
+	if (link < 0) {
+		fprintf(stderr, "multi: BPF_LINK_CREATE: %s\n", strerror(errno));
+		return 1;
+	}
+	ub_sled();	/* every site hit once: they are armed */
+	close(link);
+	t2 = now_ns();
+	printf("multi %ld %llu %llu\n", n, t1 - t0, t2 - t1);
+	return 0;
+}
+
+/* Process life-cycle costs that uprobes' hooks sit on. */
+static int lifecycle(const char *op, long n)
+{
+	unsigned long long t0 = now_ns();
+	int fd = open("/proc/self/exe", O_RDONLY);
+	long i;
+
+	if (fd < 0)
+		return 1;
+	for (i = 0; i < n; i++) {
+		if (!strcmp(op, "mmap")) {
+			void *p = mmap(NULL, 1 << 20, PROT_READ | PROT_EXEC,
+				       MAP_PRIVATE, fd, 0);
+
+			if (p == MAP_FAILED)
+				return 1;
+			munmap(p, 1 << 20);
+			continue;
+		}
+		pid_t pid = fork();
+
+		if (!pid) {
+			if (!strcmp(op, "exec"))
+				execl("/proc/self/exe", "upbench_loop", "true",
+				      (char *)NULL);
+			_exit(0);
+		}
+		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+			return 1;
+	}
+	printf("%s %ld %llu\n", op, n, now_ns() - t0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long long t0;
@@ -168,6 +286,13 @@ int main(int argc, char **argv)
 		printf("loop %s %ld %llu\n", argv[2], n, now_ns() - t0);
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "true"))
+		return 0;
+	if (argc == 3 && !strcmp(argv[1], "multi"))
+		return multi(atol(argv[2]));
+	if (argc == 3 && (!strcmp(argv[1], "fork") ||
+			  !strcmp(argv[1], "exec") || !strcmp(argv[1], "mmap")))
+		return lifecycle(argv[1], atol(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "threads"))
 		return threads(argv[2], atol(argv[3]), atoi(argv[4]));
 	fprintf(stderr, "usage: see the top of upbench_loop.c\n");

@@ -6,12 +6,15 @@
 #    rep movsb, indirect call and jmp through a register and through
 #    memory, loop, sub/add %rsp): every case records the same registers,
 #    flags and red zone with the probes as without, and each probe fires
-#    exactly once per run of its case;
+#    exactly once per run of its case; again with boosting off (debugfs
+#    uprobes/boost), so that boosted copies and single-stepped ones are
+#    both compared with the unprobed runs;
 #  - a fault in a stepped copy (divide by zero, NULL load) is reported at
 #    the probed address, in siginfo and in the ucontext;
 #  - 32 threads hit one probe, and the count is exact;
-#  - a SIGALRM storm while stepped copies run: no signal handler sees an
-#    address in the XOL area, and no hit is lost;
+#  - a SIGALRM storm while stepped copies and boosted copies run: no signal
+#    handler sees an address in the XOL area or a stub, and no hit is lost
+#    or counted twice;
 #  - return probes through recursion and through longjmp(), and on a
 #    function returning -ERESTARTSYS while signals arrive;
 #  - a USDT semaphore (ref_ctr_offset) counts the armed probe, also when
@@ -61,8 +64,8 @@ L=/sys/kernel/debug/uprobes/list
 cp "$L" "$KP_TMP/list"
 echo 0 > "$T/events/uprobes/enable"
 nl=$(grep -c ' consumers=1 .* hits=[1-9]' "$KP_TMP/list")
-check "debugfs uprobes/list: $n probes with hits (got $nl), emulated and stepped ones" \
-	eval '[ "$nl" = "$n" ] && grep -q " emulate " "$KP_TMP/list" && grep -q " step " "$KP_TMP/list"'
+check "debugfs uprobes/list: $n probes with hits (got $nl), emulated, boosted and stepped ones" \
+	eval '[ "$nl" = "$n" ] && grep -q " emulate " "$KP_TMP/list" && grep -q " boost " "$KP_TMP/list" && grep -q " step " "$KP_TMP/list"'
 check "uprobe_target's cases give the same results five times in a row with the probes" [ $rc = 0 ]
 while read -r name sig; do
 	got=$(awk -v n="$name" '$1 == n { print $2 }' "$KP_TMP/probed")
@@ -76,6 +79,26 @@ while read -r name sig; do
 		notok "probe on case $name: registers, flags and red zone unchanged ($sig, probed $got), $want hits (got $h)"
 	fi
 done < "$KP_TMP/base"
+
+# The same with boosting off: what was boosted is stepped now.
+B=/sys/kernel/debug/uprobes/boost
+echo > "$T/trace"
+echo 0 > "$B"
+echo 1 > "$T/events/uprobes/enable"
+"$prog" run 5 > "$KP_TMP/stepped"
+rc=$?
+echo 0 > "$T/events/uprobes/enable"
+nb=$(grep -c ' boost ' /sys/kernel/debug/uprobes/list)
+echo 1 > "$B"
+bad=
+while read -r name sig; do
+	want=5
+	case "$name" in ret|ret_fn) want=10 ;; esac
+	got=$(awk -v n="$name" '$1 == n { print $2 }' "$KP_TMP/stepped")
+	[ "$got" = "$sig" ] && [ "$(hits "up_$name")" = "$want" ] || bad="$bad $name"
+done < "$KP_TMP/base"
+check "boosting off: no probe listed as boost ($nb), and every case as unprobed with exact hits${bad:+ (differ:$bad)}" \
+	eval '[ "$nb" = 0 ] && [ $rc = 0 ] && [ -z "$bad" ]'
 ev_clear
 
 # Faults in the stepped copy.
@@ -116,6 +139,20 @@ sig=$(echo "$out" | awk '{ print $2 }')
 check "SIGALRM storm over a stepped probe: $sig signals, none seen inside [uprobes] ($out)" \
 	eval '[ -n "$sig" ] && [ "$sig" -gt 0 ] && [ "$(echo "$out" | awk '\''{ print $4 }'\'')" = 0 ]'
 check "SIGALRM storm: 20000 hits (got $h)" [ "$h" = 20000 ]
+ev_clear
+
+# The same over a boosted copy: a signal that finds the thread at the copy
+# sends it back to the probe, whose handlers must not run twice.
+off=$(awk '$1 == "rip_add" { print $2 }' "$KP_TMP/offsets")
+echo "p:up_bsig $prog:$off" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+out=$("$prog" signals rip_add 20000)
+how=$(grep -c ' boost ' /sys/kernel/debug/uprobes/list)
+echo 0 > "$T/events/uprobes/enable"
+h=$(hits up_bsig)
+sig=$(echo "$out" | awk '{ print $2 }')
+check "SIGALRM storm over a boosted probe ($how listed as boost): $sig signals, none seen inside [uprobes] ($out), 20000 hits (got $h)" \
+	eval '[ "$how" = 1 ] && [ -n "$sig" ] && [ "$sig" -gt 0 ] && [ "$(echo "$out" | awk '\''{ print $4 }'\'')" = 0 ] && [ "$h" = 20000 ]'
 ev_clear
 
 # Return probes through recursion and longjmp.
