@@ -2679,17 +2679,20 @@ static bool boost_again(struct uprobe_task *utask, struct pt_regs *regs,
 	       utask->boost_regs == arch_uprobe_regs_hash(regs);
 }
 
-/* The same, and forget it: any other hit ends the wait for it. */
+/*
+ * The same, and then forget it.  Other hits meanwhile (the signal handler
+ * may run probed code) leave it: only this address with these registers
+ * matches, which a later, different execution practically never repeats.
+ */
 static bool boost_resumed(struct pt_regs *regs, unsigned long vaddr)
 {
 	struct uprobe_task *utask = current->utask;
-	bool again;
 
-	if (likely(!utask->boost_vaddr))
+	if (likely(utask->boost_vaddr != vaddr) ||
+	    !boost_again(utask, regs, vaddr))
 		return false;
-	again = boost_again(utask, regs, vaddr);
 	utask->boost_vaddr = 0;
-	return again;
+	return true;
 }
 
 /* Run @s's instruction from a slot: the debug trap brings us back. */
