@@ -56,7 +56,8 @@ def size(pdir):
 
 
 def series_lines(rows):
-    return '\n'.join('  %2d. %6s %6s  %s' % (i + 1, '+%d' % r[2], '-%d' % r[3], r[1])
+    return '\n'.join('%2d %6s %6s  %s' % (i + 1, '+%d' % r[2], '-%d' % r[3],
+                                           r[1])
                      for i, r in enumerate(rows))
 
 
@@ -66,7 +67,7 @@ def print_size(pdir):
           'average, largest %d (%s)' %
           (len(rows), total, total // max(len(rows), 1),
            largest[2] + largest[3], largest[0]))
-    print('   #  added removed  subject')
+    print(' #  added removed  subject')
     print(series_lines(rows))
 
 
@@ -74,8 +75,7 @@ def fill(template, pdir, version):
     rows, total, largest = size(pdir)
     with open(template) as f:
         subject, _, text = f.read().partition('\n')
-    largest_text = '%d lines added or removed (%s)' % \
-        (largest[2] + largest[3], largest[1])
+    largest_text = '%s, %d lines' % (largest[1], largest[2] + largest[3])
     for key, val in (('@VERSION@', version), ('@NPATCHES@', str(len(rows))),
                      ('@SERIES@', series_lines(rows)),
                      ('@TOTAL@', str(total)), ('@LARGEST@', largest_text)):
@@ -84,7 +84,8 @@ def fill(template, pdir, version):
     cover = os.path.join(pdir, '0000-cover-letter.patch')
     with open(cover) as f:
         letter = f.read()
-    if '*** SUBJECT HERE ***' not in letter or '*** BLURB HERE ***' not in letter:
+    if '*** SUBJECT HERE ***' not in letter or \
+            '*** BLURB HERE ***' not in letter:
         sys.exit('cover-letter.py: %s is not git\'s template' % cover)
     letter = letter.replace('*** SUBJECT HERE ***', subject)
     letter = letter.replace('*** BLURB HERE ***', text.strip('\n'))
