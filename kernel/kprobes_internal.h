@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What the kprobes core (kernel/kprobes.c) shares with its jump optimizer
- * (kernel/kprobes_opt.c) and nobody else.
+ * What the files of the kprobes core share with each other and nobody
+ * else: the table and its lock (kprobes.c), the blacklist
+ * (kprobes_blacklist.c), module text (kprobes_module.c), ftrace call
+ * sites (kprobes_ftrace.c), return probes (kretprobes.c), jump
+ * optimization (kprobes_opt.c) and the debugfs files (kprobes_debugfs.c).
+ * Each feature that can be configured out has stubs here, so that the core
+ * calls it unconditionally.
  */
 #ifndef _KERNEL_KPROBES_INTERNAL_H
 #define _KERNEL_KPROBES_INTERNAL_H
@@ -13,10 +18,18 @@
 
 #define KP_HASH_BITS	8
 
+struct module;
+
 /* Serialises every change to the sites; see the top of kprobes.c. */
 extern struct mutex kprobe_mutex;
 /* The table of sites, hashed by address. */
 extern struct hlist_head kprobe_sites[1 << KP_HASH_BITS];
+/* debugfs "enabled" is 0: every site is disarmed, whatever its probes. */
+extern bool kprobes_all_disarmed;
+/* What current_kprobe points at while kprobes itself is busy on a CPU. */
+extern struct kprobe kprobe_busy;
+/* Functions no probe may go into, one entry each; RCU, kprobe_mutex. */
+extern struct list_head kprobe_blacklist;
 
 /*
  * kprobe_site_lookup(), inline for the hit paths that count every
@@ -36,6 +49,99 @@ static __always_inline struct kprobe_site *kp_site_find(unsigned long addr)
 
 /* Free a site nobody can reach any more. */
 void kprobe_site_destroy(struct kprobe_site *s);
+/* The registered site of @p, or NULL; under kprobe_mutex. */
+struct kprobe_site *kprobe_site_of(struct kprobe *p);
+/* Where a probe at @addr or @sym, plus @offset, lands; ERR_PTR on error. */
+kprobe_opcode_t *kprobe_resolve(kprobe_opcode_t *addr, const char *sym,
+				unsigned long offset, bool *on_func_entry);
+/* register_kprobes() and unregister_kprobes(), for return probes too. */
+int kprobe_register_many(struct kprobe **kps, int num);
+void kprobe_unregister_many(struct kprobe **kps, int num);
+/* Mark gone every site whose address @going() says is going away. */
+void kprobe_kill_range(bool (*going)(unsigned long addr, void *arg),
+		       void *arg);
+/* Arm (or disarm) every site, as debugfs "enabled" asks. */
+int kprobe_arm_all(bool disarmed);
+
+/* kprobes_blacklist.c */
+int __init kprobe_blacklist_init(void);
+bool kprobe_text_refused(kprobe_opcode_t *addr);
+void kprobe_blacklist_module_add(struct module *mod);
+void kprobe_blacklist_module_remove(struct module *mod);
+
+#ifdef CONFIG_MODULES
+/* Hold @mod while a probe at @a in it is set up: -ENOENT if @a is going. */
+int kprobe_module_hold(struct module *mod, unsigned long a);
+int __init kprobe_modules_init(void);
+#else
+static inline int kprobe_module_hold(struct module *mod, unsigned long a)
+{
+	return -ENOENT;		/* no module text without modules */
+}
+
+static inline int kprobe_modules_init(void)
+{
+	return 0;
+}
+#endif
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+/* Is @addr an ftrace call site (armed through ftrace, not an int3)? */
+bool kprobe_ftrace_site(kprobe_opcode_t *addr);
+int kprobe_ftrace_arm(struct kprobe_site *s);
+int kprobe_ftrace_disarm(struct kprobe_site *s);
+/* Move an armed site to the ops its post handlers now need. */
+int kprobe_ftrace_rehook(struct kprobe_site *s);
+/* In a batch: queue @s's change to @want, written by the flush. */
+int kprobe_ftrace_queue(struct kprobe_site *s, bool want);
+int kprobe_ftrace_flush(bool arm);
+#else
+static inline bool kprobe_ftrace_site(kprobe_opcode_t *addr)
+{
+	return false;
+}
+
+static inline int kprobe_ftrace_arm(struct kprobe_site *s)
+{
+	return -ENODEV;
+}
+
+static inline int kprobe_ftrace_disarm(struct kprobe_site *s)
+{
+	return -ENODEV;
+}
+
+static inline int kprobe_ftrace_rehook(struct kprobe_site *s)
+{
+	return -ENODEV;
+}
+
+static inline int kprobe_ftrace_queue(struct kprobe_site *s, bool want)
+{
+	return -ENODEV;
+}
+
+static inline int kprobe_ftrace_flush(bool arm)
+{
+	return 0;
+}
+#endif
+
+#ifdef CONFIG_KRETPROBES
+bool kprobe_is_kretprobe(struct kprobe *p);
+/* Unregistering: no return handler of @p may start any more. */
+void kretprobe_detach(struct kprobe *p);
+/* After the grace period: give @p's instances back. */
+void kretprobe_retire(struct kprobe *p);
+#else
+static inline bool kprobe_is_kretprobe(struct kprobe *p)
+{
+	return false;
+}
+
+static inline void kretprobe_detach(struct kprobe *p) { }
+static inline void kretprobe_retire(struct kprobe *p) { }
+#endif
 
 #ifdef CONFIG_OPTPROBES
 /*

@@ -995,7 +995,6 @@ KPK_RF(ret)
 
 kpk_fn_t kpkunit_asm_refused;
 STACK_FRAME_NON_STANDARD(kpkunit_asm_refused);
-extern const s32 kpkunit_refused_off[];
 
 /* Same order as kpkunit_refused_off[]. */
 static const struct {
@@ -1011,9 +1010,6 @@ static const struct {
 	{ "syscall", -EOPNOTSUPP },	{ "swapgs", -EOPNOTSUPP },
 	{ "vmcall", -EOPNOTSUPP },	{ "ret", 0 },
 };
-
-/* In arch/x86/kernel/kprobes/decode.c: the RIP-relative fixup. */
-int kp_copy_insn(u8 *dst, const u8 *src, struct insn *insn, long delta);
 
 /* Each row of the errno table that a kprobe can reach. */
 static void kpk_test_errno_table(struct kunit *test)

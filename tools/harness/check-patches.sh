@@ -1,10 +1,15 @@
 #!/bin/bash
 # Apply the series in PATCH_DIR with `git am` to a pristine upstream tree,
-# build after every patch and run checkpatch.pl on each.  Exits non-zero when
-# a patch does not apply or does not build; checkpatch findings are reported
+# build after every patch, boot the result with only the KUnit suites
+# (guest mode kunit) and run checkpatch.pl on each.  Exits non-zero when a
+# patch does not apply, does not build, or its boot fails (a failed KUnit
+# case, a kernel warning, no clean end); checkpatch findings are reported
 # (one line per patch, the messages in build/check/<patch>.checkpatch).
 #
 #   check-patches.sh PATCH_DIR
+#
+# KP_CHECK_BOOT=all (default) boots after every patch, last only after the
+# last one, none never: a boot takes a few minutes under TCG.
 #
 # The tree is a git repository (build/check/linux) that is reset to upstream
 # on every run; the kernel is built out of it (O=build/check/obj), so later
@@ -47,10 +52,43 @@ configure() {
 	make -C "$tree" O="$obj" -s olddefconfig >/dev/null
 }
 
+# boot.sh and initramfs.sh take a build directory whose linux/ holds the
+# built kernel: here that is the object tree.
+bootdir=$check/boot
+mkdir -p "$bootdir"
+ln -sfn "$obj" "$bootdir/linux"
+
+# Boot with the KUnit suites only and print what ran; fail on a failed
+# suite or case, a kernel warning, or a guest that did not reach its end.
+boot_kunit() {
+	local name=$1 log=$check/$1.boot.log suites bad cases
+	"$harness/initramfs.sh" "$bootdir" >/dev/null 2>&1 ||
+		{ echo "no initramfs"; return 1; }
+	KP_TIMEOUT=${KP_CHECK_TIMEOUT:-1800} "$harness/boot.sh" "$bootdir" kunit "$log" \
+		>/dev/null 2>&1
+	# KTAP: a suite's verdict is the line at the top level.
+	suites=$(sed -E 's/^\[[ 0-9.]+\] //' "$log" | grep -cE '^ok [0-9]+ ' || true)
+	bad=$(sed -E 's/^\[[ 0-9.]+\] //' "$log" | grep -cE '^not ok [0-9]+ ' || true)
+	cases=$("$harness/summarize.py" "$log" | tail -n 1)
+	echo "boots, KUnit suites: $suites passed, $bad failed (cases: $cases)"
+	grep -q '^kptest: done' "$log" && [ "$bad" = 0 ] &&
+		[[ $cases == *" 0 failed"* ]]
+}
+
+case ${KP_CHECK_BOOT:-all} in
+all|last|none) ;;
+*) die "KP_CHECK_BOOT must be all, last or none" ;;
+esac
+patches=("$pdir"/[0-9]*.patch)
+patches=("${patches[@]/*\/0000-cover-letter.patch}")
+last=${patches[-1]}
+
 start=$(date +%s)
 findings=0
+failed_boots=0
 summary=()
-for p in "$pdir"/*.patch; do
+for p in "${patches[@]}"; do
+	[ -n "$p" ] || continue
 	name=${p##*/}
 	"${git[@]}" am -q "$p" || die "$name does not apply"
 	configure
@@ -70,8 +108,20 @@ for p in "$pdir"/*.patch; do
 		say "checkpatch findings for $name:"
 		grep -oE '^(ERROR|WARNING|CHECK):[A-Z0-9_]+' "$check/$name.checkpatch" | sort | uniq -c | sort -rn >&2 ;;
 	esac
-	summary+=("$name: applies, builds (${t}s), checkpatch: $total")
+	booted="not booted"
+	if [ "${KP_CHECK_BOOT:-all}" = all ] ||
+	   { [ "${KP_CHECK_BOOT:-all}" = last ] && [ "$p" = "$last" ]; }; then
+		say "booting after $name"
+		if ! booted=$(boot_kunit "$name"); then
+			failed_boots=$((failed_boots + 1))
+			booted="BOOT FAILED: $booted (log: $check/$name.boot.log)"
+		fi
+	fi
+	summary+=("$name: applies, builds (${t}s), $booted, checkpatch: $total")
+	say "${summary[-1]}"
 done
 say "series checked in $(( $(date +%s) - start ))s against $(make -C "$tree" -s kernelversion):"
 printf '  %s\n' "${summary[@]}" >&2
+"$harness/cover-letter.py" --size "$pdir" >&2
 say "$findings patch(es) with checkpatch findings (details in $check/*.checkpatch)"
+[ "$failed_boots" = 0 ] || die "$failed_boots boot(s) failed"

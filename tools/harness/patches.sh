@@ -1,6 +1,7 @@
 #!/bin/bash
 # Write our work as a git format-patch series against pristine upstream,
-# split as tools/harness/series.txt says.
+# split as tools/harness/series.txt says, with a cover letter made from
+# tools/harness/cover-letter.txt.
 #
 #   patches.sh OUT_DIR
 set -euo pipefail
@@ -11,10 +12,27 @@ harness=$top/tools/harness
 
 out=$(abspath "$1")
 work=$out/work
+split=$out/split
 tarball=${KP_UPSTREAM_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 series=$harness/series.txt
 
-entries() { grep -v -e '^#' -e '^[[:space:]]*$' "$series"; }
+# Cut series.txt into $split/NNN.{subject,files,body}, one set per patch.
+split_series() {
+	mkdir -p "$split"
+	awk -v dir="$split" '
+		/^#/ { next }
+		/^== / { n++; f = sprintf("%s/%03d", dir, n)
+			 print substr($0, 4) > (f ".subject"); printf "" > (f ".files")
+			 printf "" > (f ".body"); next }
+		!n { if ($0 !~ /^[[:space:]]*$/) { print "text before the first patch: " $0 > "/dev/stderr"; exit 1 } next }
+		/^files:/ { sub(/^files:[[:space:]]*/, ""); gsub(/[[:space:]]+/, "\n"); print >> (f ".files"); next }
+		{ print >> (f ".body") }' "$series"
+	# Trim the blank lines around each body.
+	for b in "$split"/*.body; do
+		sed -i -e '/./,$!d' "$b"
+		sed -i -e ':a' -e '/^\n*$/{$d;N;ba' -e '}' "$b"
+	done
+}
 
 # Upstream paths the series touches: owned files and files our hunks edit.
 touched_upstream() {
@@ -22,60 +40,125 @@ touched_upstream() {
 	grep -h '^+++ b/' "$harness"/patches/*.patch | sed 's#^+++ b/##'
 }
 
+# Every file of ours and every hunk in exactly one patch; hunks in name order.
+check_placement() {
+	local f p n ok last="" h
+	cat "$split"/*.files | grep -v '^$' > "$split/all"
+	for f in $(ours); do
+		n=0
+		while read -r p; do
+			case "$f" in "$p"|"$p"/*) n=$((n + 1)) ;; esac
+		done < <(grep -v '^patch:' "$split/all")
+		[ $n = 1 ] || die "series.txt places $f $n times (must be once)"
+	done
+	while read -r p; do
+		case "$p" in
+		patch:*)
+			h=${p#patch:}
+			[ -f "$harness/patches/$h" ] || die "series.txt: no hunk $h"
+			[[ -z "$last" || "$h" > "$last" ]] ||
+				die "series.txt: hunk $h comes after $last (keep them in name order)"
+			last=$h ;;
+		*)	ok=0
+			for f in $(ours); do
+				case "$f" in "$p"|"$p"/*) ok=1; break ;; esac
+			done
+			[ $ok = 1 ] || die "series.txt: $p is not a file of ours" ;;
+		esac
+	done < "$split/all"
+	for h in "$harness"/patches/*.patch; do
+		n=$(grep -cx "patch:${h##*/}" "$split/all" || true)
+		[ "$n" = 1 ] || die "series.txt places ${h##*/} $n times (must be once)"
+	done
+}
+
+# Files of ours placed by the patches so far (one per line).
+placed_so_far() {
+	local p
+	grep -hv '^patch:' "$split/placed" 2>/dev/null | while read -r p; do
+		ours | grep -E "^$p(/|$)"
+	done
+}
+
+# Upstream files under an owned pattern go as soon as the first file of
+# ours under that pattern arrives: from then on, the pattern's files are
+# exactly ours that have arrived.
+drop_owned_upstream() {
+	local pat f have
+	have=$(placed_so_far)
+	while read -r pat; do
+		grep -qx "$pat" <<< "$have" && continue	# a plain replaced file
+		for f in $have; do
+			# shellcheck disable=SC2053
+			[[ $f == $pat ]] || continue
+			for f in $(cd "$work" && compgen -G "$pat" || true); do
+				[ -d "$work/$f" ] || grep -qx "$f" <<< "$have" ||
+					rm -f "$work/$f"
+			done
+			break
+		done
+	done < <(owned_patterns)
+}
+
+apply_entry() {
+	local n=$1 p h f
+	while read -r p; do
+		[ -n "$p" ] || continue
+		case "$p" in
+		patch:*)
+			h=$harness/patches/${p#patch:}
+			# The hunk's own description is not part of the commit.
+			patch -d "$work" -p1 --quiet --forward < "$h" ;;
+		*)	for f in $(ours | grep -E "^$p(/|$)"); do
+				mkdir -p "$work/$(dirname "$f")"
+				cp "$top/$f" "$work/$f"
+			done ;;
+		esac
+	done < "$split/$n.files"
+	cat "$split/$n.files" >> "$split/placed"
+	drop_owned_upstream
+}
+
 rm -rf "$out"
 mkdir -p "$work"
+# our_files once: it asks git, and every check below walks it.
+ours_list=$out/ours
+our_files > "$ours_list"
+ours() { cat "$ours_list"; }
+split_series
+check_placement
+
 mapfile -t wanted < <(touched_upstream | sed 's#/\*$#/#' | sort -u)
 tar -xf "$tarball" -C "$work" --strip-components=1 --wildcards \
 	$(printf 'linux-source-6.12/%s* ' "${wanted[@]}") 2>/dev/null || true
 version=$(tar -xOf "$tarball" linux-source-6.12/Makefile | awk '
 	/^VERSION/ {v=$3} /^PATCHLEVEL/ {p=$3} /^SUBLEVEL/ {s=$3} END {print v "." p "." s}')
 
-git -C "$work" init -q
-git -C "$work" add -A
-git -C "$work" -c user.name=upstream -c user.email=upstream@localhost \
+git=(git -C "$work" -c user.name="kprobes developers" -c user.email=kprobes@localhost)
+"${git[@]}" init -q -b series
+"${git[@]}" add -A
+"${git[@]}" -c user.name=upstream -c user.email=upstream@localhost \
 	commit -q -m "Linux $version (the files this series touches)"
-base=$(git -C "$work" rev-parse HEAD)
+base=$("${git[@]}" rev-parse HEAD)
 
-# Make sure every file of ours and every hunk is placed in the series.
-placed=$(entries | cut -d'|' -f2 | tr ' ' '\n' | grep -v '^$')
-for f in $(our_files); do
-	ok=0
-	for p in $placed; do
-		case "$f" in "$p"|"$p"/*) ok=1 ;; esac
-	done
-	[ $ok = 1 ] || die "series.txt does not place $f"
+for s in "$split"/*.subject; do
+	n=$(basename "$s" .subject)
+	apply_entry "$n"
+	"${git[@]}" add -A
+	"${git[@]}" commit -q -s -F <(cat "$s"; echo; cat "$split/$n.body")
 done
 
-while IFS='|' read -r subject paths; do
-	subject=$(echo "$subject" | sed 's/[[:space:]]*$//')
-	for p in $paths; do
-		case "$p" in
-		patch:*)
-			for h in "$harness"/patches/${p#patch:}; do
-				[ -e "$h" ] || continue
-				patch -d "$work" -p1 --quiet --forward < "$h"
-			done ;;
-		*)
-			# An owned directory is replaced as a whole.
-			if [ -d "$top/$p" ]; then rm -rf "${work:?}/$p"; fi
-			for f in $(our_files | grep -E "^$p(/|$)"); do
-				mkdir -p "$work/$(dirname "$f")"
-				cp "$top/$f" "$work/$f"
-			done ;;
-		esac
+# The same tree as prepare.sh builds: every owned upstream file replaced.
+while read -r pat; do
+	for f in $(cd "$work" && compgen -G "$pat" || true); do
+		[ -d "$work/$f" ] || [ -f "$top/$f" ] ||
+			die "upstream $f survives the series"
 	done
-	# Upstream files under an owned pattern that we do not ship go away.
-	while read -r pat; do
-		for f in $(cd "$work" && compgen -G "$pat" || true); do
-			[ -d "$work/$f" ] || [ -f "$top/$f" ] || rm -f "$work/$f"
-		done
-	done < <(owned_patterns | grep -E "^($(echo "$paths" | tr ' ' '\n' | grep -v '^patch:' | grep -v '^$' | paste -sd'|'))")
-	git -C "$work" add -A
-	git -C "$work" -c user.name="kprobes developers" -c user.email=kprobes@localhost \
-		commit -q -s -m "$subject" -m "From the kprobes project repository; see its README.md."
-done < <(entries)
+done < <(owned_patterns)
 
-git -C "$work" format-patch -q -o "$out" "$base"..HEAD
+"${git[@]}" format-patch -q -n --cover-letter -o "$out" "$base"..HEAD
+"$harness/cover-letter.py" "$harness/cover-letter.txt" "$out" "$version"
+rm -rf "$split" "$ours_list"
 echo "$version" > "$out/UPSTREAM_VERSION"
 say "series against Linux $version:"
 ls "$out"/*.patch >&2

@@ -128,6 +128,10 @@ struct kprobe_x86_emu {
 #ifdef CONFIG_KPROBES_KUNIT_TEST
 /* Tests only: sites prepared while this is set step instead of emulating. */
 extern bool kprobe_x86_emu_off;
+/* Tests only: decode.c's copy of an instruction with its RIP fixup. */
+int kp_copy_insn(u8 *dst, const u8 *src, struct insn *insn, long delta);
+/* Tests only: offsets into kprobes_kunit.c's kpkunit_asm_refused(). */
+extern const s32 kpkunit_refused_off[];
 #endif
 
 /* Per probe site, filled by arch_prepare_kprobe_site(). */

@@ -17,7 +17,8 @@
  * in any of those states only counts as missed and has its instruction
  * carried out in the REENTER state, with the interrupted state parked in
  * kprobe_ctlblk.prev: one level of nesting, which is all that can happen,
- * since nothing a re-entered probe does can hit a probe again.
+ * since nothing a re-entered probe does can hit a probe again (when it does
+ * anyway, see kp_reenter_nested()).
  */
 #include <linux/kprobes.h>
 #include <linux/memory.h>
@@ -156,23 +157,44 @@ static void kp_hit(struct kprobe_site *s, struct pt_regs *regs,
 }
 NOKPROBE_SYMBOL(kp_hit);
 
-static void kp_reenter(struct kprobe_site *s, struct pt_regs *regs,
+/*
+ * A probe hit while a re-entered one is carried out.  Carrying out a
+ * re-entered probe calls nothing that may be probed, so this means the
+ * kernel's protection of its own hit path is broken.  The per-CPU state
+ * holds the outer probes', so the instruction is carried out only where
+ * that needs none of it: emulated, or in a copy that jumps back by itself.
+ * Return: false when neither can be done; the int3 is then reported as not
+ * ours, and the kernel's int3 path oopses this task.
+ */
+static bool kp_reenter_nested(struct kprobe_site *s, struct pt_regs *regs)
+{
+	kprobe_opcode_t *copy;
+
+	WARN_ONCE(1, "kprobes: probe at %pS hit while a re-entered probe was being carried out on this CPU\n",
+		  s->addr);
+	if (!kprobe_x86_op_steps(s->arch.op)) {
+		kprobe_x86_emulate(s, regs);
+		return true;
+	}
+	copy = kp_jumping_copy(s);
+	if (!copy)
+		return false;
+	regs->ip = (unsigned long)copy;
+	return true;
+}
+NOKPROBE_SYMBOL(kp_reenter_nested);
+
+/* Return: whether the hit was dealt with (see kp_reenter_nested()). */
+static bool kp_reenter(struct kprobe_site *s, struct pt_regs *regs,
 		       struct kprobe_ctlblk *kcb)
 {
-	/*
-	 * Carrying out a re-entered probe calls nothing that may be probed,
-	 * so hitting a probe now means the kernel's protection of its own
-	 * hit path is broken: going on would recurse until the stack ends.
-	 */
-	if (kcb->kprobe_status == KPROBE_REENTER) {
-		pr_err("kprobes: probe at %pS hit while a re-entered probe was being carried out on this CPU; unrecoverable\n",
-		       s->addr);
-		BUG();
-	}
-
 	kprobe_site_missed(s);
+	if (kcb->kprobe_status == KPROBE_REENTER)
+		return kp_reenter_nested(s, regs);
+
 	kp_save_prev(kcb);
 	kp_execute(s, regs, kcb, KPROBE_REENTER);
+	return true;
 }
 NOKPROBE_SYMBOL(kp_reenter);
 
@@ -203,9 +225,8 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	}
 
 	if (kprobe_running())
-		kp_reenter(s, regs, kcb);
-	else
-		kp_hit(s, regs, kcb);
+		return kp_reenter(s, regs, kcb);
+	kp_hit(s, regs, kcb);
 	return 1;
 }
 NOKPROBE_SYMBOL(kprobe_int3_handler);

@@ -111,8 +111,14 @@ void kprobe_x86_emulate(struct kprobe_site *s, struct pt_regs *regs)
 	case KPX_NOP:
 		break;
 	default:
-		/* arch_prepare_kprobe_site() hands out no other kind. */
-		BUG();
+		/*
+		 * arch_prepare_kprobe_site() hands out no other kind, so the
+		 * site is corrupt.  There is no copy to run instead: say so
+		 * and go on after the instruction rather than stop the machine.
+		 */
+		WARN_ONCE(1, "kprobes: site at %pS has kind %u, not emulated\n",
+			  s->addr, a->op);
+		break;
 	}
 	int3_emulate_jmp(regs, next);
 }

@@ -20,10 +20,10 @@
 
 /*
  * Should this call of the handler fire @s?  Only when @ops is the one of
- * our two (kernel/kprobes.c) that @s is hooked on: while a site moves from
- * one to the other, both call us for it.  The ops' private word says which
- * one it is (1 on the IPMODIFY ops): one load, where the flags would take
- * a shift and a mask more on every hit.
+ * our two (kernel/kprobes_ftrace.c) that @s is hooked on: while a site
+ * moves from one to the other, both call us for it.  The ops' private
+ * word says which one it is (1 on the IPMODIFY ops): one load, where the
+ * flags would take a shift and a mask more on every hit.
  */
 static nokprobe_inline bool kp_ftrace_ops_acts(struct kprobe_site *s,
 					       struct ftrace_ops *ops)

@@ -217,8 +217,9 @@ static bool kp_jumps_indirectly(unsigned long target, struct insn *insn)
 }
 
 /*
- * Can nothing but the fall-through and a branch to @addr itself arrive
- * inside [@addr, @addr + @len)?  Decodes the whole function.
+ * Can nothing but the flow from the instruction before and a branch to
+ * @addr itself arrive inside [@addr, @addr + @len)?  Decodes the whole
+ * function.
  */
 static bool kp_opt_function_ok(const struct kp_func *f, unsigned long addr,
 			       unsigned int len)
