@@ -3087,7 +3087,9 @@ kunit_test_suites(&kpk_core_suite);
  * kpkunit_opt_str(x)    = 2x + 9.  Region: mov, stosq.
  * kpkunit_opt_push(x)   = x + 0x1234.  Region at the entry: push, mov,
  *			   RIP-relative lea.
- * kpkunit_opt_call(x)   = x + 6.  The region would hold a call: refused.
+ * kpkunit_opt_call(x)   = x + 6.  Region: lea, then a call as its last
+ *			   instruction, which returns after the region.
+ * kpkunit_opt_icall(x)  = x + 8.  The same with a call through a register.
  * kpkunit_opt_ijmp(x)   = x + 2.  The function has an indirect jump past
  *			   the region (taken for x < 0): refused, except with
  *			   kernel IBT, where only a notrack jump could land
@@ -3098,6 +3100,9 @@ kunit_test_suites(&kpk_core_suite);
  *			   the region: refused.
  * kpkunit_opt_ac(x)     = x + 1.  The region (mov, add) is inside a
  *			   stac/clac user access section; SMAP CPUs only.
+ *
+ * kpo_cases[] also probes kpkunit_asm_* points: branches in a region are
+ * relocated (rel8 to rel32), loop/jrcxz and popf are refused.
  */
 enum kpo_point {
 	KPO_rip,
@@ -3108,6 +3113,7 @@ enum kpo_point {
 	KPO_ijmp,
 	KPO_target,
 	KPO_ac,
+	KPO_icall,
 	KPO_NR_POINTS
 };
 
@@ -3195,6 +3201,17 @@ KPK_ASM_FUNC(kpkunit_opt_ac)
 	ASM_RET
 KPK_ASM_END(kpkunit_opt_ac)
 
+KPK_ASM_FUNC(kpkunit_opt_icall)
+	ASM_ENDBR
+"	lea kpkunit_asm_add(%rip), %rdx\n"
+".Lkpk_o_icall:\n"
+"	add $1, %rdi\n"
+	ANNOTATE_RETPOLINE_SAFE
+"	call *%rdx\n"
+"	add $2, %rax\n"
+	ASM_RET
+KPK_ASM_END(kpkunit_opt_icall)
+
 KPK_ASM_FUNC(kpkunit_opt_point)
 	ASM_ENDBR
 "	lea .Lkpo_table(%rip), %rdx\n"
@@ -3216,6 +3233,7 @@ KPK_ASM_END(kpkunit_opt_sp)
 ".Lkpo_table:\n"
 KPK_PT(o_rip) KPK_PT(o_str) KPK_PT(o_str_stos) KPK_PT(o_push)
 KPK_PT(o_call) KPK_PT(o_ijmp) KPK_PT(o_target) KPK_PT(o_ac)
+KPK_PT(o_icall)
 "	.popsection\n"
 
 "	.pushsection .data, \"aw\"\n"
@@ -3229,7 +3247,7 @@ KPK_PT(o_call) KPK_PT(o_ijmp) KPK_PT(o_target) KPK_PT(o_ac)
 
 kpk_fn_t kpkunit_opt_rip, kpkunit_opt_str, kpkunit_opt_push;
 kpk_fn_t kpkunit_opt_call, kpkunit_opt_ijmp, kpkunit_opt_target;
-kpk_fn_t kpkunit_opt_ac;
+kpk_fn_t kpkunit_opt_ac, kpkunit_opt_icall;
 /* Address of probe point i; %rsp at kpkunit_opt_rip's probe point. */
 kpk_fn_t kpkunit_opt_point, kpkunit_opt_sp;
 
@@ -3254,6 +3272,8 @@ static long kpo_model(kpk_fn_t *fn, long x)
 		return x + 5 + (x & 1 ? 0 : 3);
 	if (fn == kpkunit_opt_ac)
 		return x + 1;
+	if (fn == kpkunit_opt_icall)
+		return x + 8;
 	return kpk_model(fn, x);
 }
 
@@ -3350,21 +3370,30 @@ struct kpo_case {
 static const struct kpo_case kpo_cases[] = {
 	KPO_K("nopl", kpkunit_asm_add, add_nop, true),
 	KPO_K("mov reg,reg; add", kpkunit_asm_add, add_mov, true),
-	KPO_K("add; ret", kpkunit_asm_add, add_add, false),
+	KPO_K("add; ret", kpkunit_asm_add, add_add, true),
 	KPO_K("rip-relative load", kpkunit_asm_rip, rip_load, true),
 	KPO_K("rip-relative lea", kpkunit_asm_rip, rip_lea, true),
 	KPO_K("add (reg); rip-relative store", kpkunit_asm_rip, rip_mem, true),
 	KPO_K("rip-relative store", kpkunit_asm_rip, rip_store, true),
 	KPO_K("cmp rip-relative,imm32", kpkunit_asm_rip, rip_imm, true),
-	KPO_K("call rel32", kpkunit_asm_call, call_direct, false),
+	KPO_K("call rel32", kpkunit_asm_call, call_direct, true),
+	KPO_K("call *%reg; add", kpkunit_asm_call, call_ind, false),
+	KPO_K("jb rel8; add", kpkunit_asm_jcc, jcc_short, true),
+	KPO_K("jae rel32", kpkunit_asm_jcc, jcc_near, true),
+	KPO_K("jmp rel32", kpkunit_asm_jmp, jmp_near, true, kpk_bit1_clear),
+	KPO_K("jmp rel8 to a branch target", kpkunit_asm_jmp, jmp_short,
+	      false, kpk_even),
+	KPO_K("add; jrcxz", kpkunit_asm_loop, loop_insn, false, kpk_x),
 	KPO_K("push; mov; push", kpkunit_asm_stack, stk_push, true),
 	KPO_K("push imm8; pop; add", kpkunit_asm_stack, stk_pushimm, true),
 	KPO_K("pop; leave; ret", kpkunit_asm_stack, stk_pop, false),
-	KPO_K("xor; pushf", kpkunit_asm_flags, flg_xor, false),
+	KPO_K("xor; pushf; pop; push", kpkunit_asm_flags, flg_xor, true),
+	KPO_K("popf", kpkunit_asm_flags, flg_popf, false),
 	KPO_O("rip-relative load, jb after", kpkunit_opt_rip, rip, true),
 	KPO_O("mov; stosq", kpkunit_opt_str, str, true),
 	KPO_O("push; mov; rip-relative lea", kpkunit_opt_push, push, true),
-	KPO_O("lea; call", kpkunit_opt_call, call, false),
+	KPO_O("lea; call", kpkunit_opt_call, call, true),
+	KPO_O("add; call *%reg", kpkunit_opt_icall, icall, true),
 	KPO_O("function with an indirect jump", kpkunit_opt_ijmp, ijmp,
 	      IS_ENABLED(CONFIG_X86_KERNEL_IBT)),
 	KPO_O("branch into the region", kpkunit_opt_target, target, false,
@@ -3532,6 +3561,10 @@ static const struct kpo_churn_case kpo_churn_cases[] = {
 	{ "1-byte first instruction (push)", kpkunit_opt_push, -1, KPO_push },
 	{ "push, re-entered from a handler on the other CPU",
 	  kpkunit_opt_push, -1, KPO_push, true },
+	{ "jb rel8 first, relocated to a rel32", kpkunit_asm_jcc, KPK_jcc_short,
+	  -1 },
+	{ "call as the region's last instruction", kpkunit_opt_call, -1,
+	  KPO_call },
 };
 
 KUNIT_ARRAY_PARAM_DESC(kpo_churn, kpo_churn_cases, desc);

@@ -35,8 +35,9 @@
  * CPU, then restores them).  A hit in that window that carried out the first
  * instruction here (a re-entered hit, or one with a post handler attached
  * meanwhile) must not continue in place, so it continues in the detour
- * buffer's copy of the region instead: the copy has the same instructions
- * at the same offsets and jumps back to the end of the region.  The state
+ * buffer's copy of the region instead, at the copy of the second
+ * instruction (a relocated branch may be longer than the original), which
+ * goes on to the end of the region and jumps back.  The state
  * is read at this point, after the instruction: it only goes back to NONE
  * once every CPU has seen the original bytes again, which cannot happen
  * while this one is inside the trap with interrupts off.  The buffer
@@ -46,7 +47,8 @@ static nokprobe_inline unsigned long kp_next_ip(struct kprobe_site *s)
 {
 #ifdef CONFIG_OPTPROBES
 	if (READ_ONCE(s->opt) != KPROBE_OPT_NONE && s->arch.len < s->opt_len)
-		return (unsigned long)kp_opt_region_copy(s) + s->arch.len;
+		return (unsigned long)kp_opt_region_copy(s) +
+		       s->arch.copy_next;
 #endif
 	return (unsigned long)s->addr + s->arch.len;
 }

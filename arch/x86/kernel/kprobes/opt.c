@@ -9,9 +9,11 @@
  * has no indirect jump that could (a jump table; see kp_ijmp_may_enter()),
  * and no instruction of the function has an exception-table fixup (which
  * could resume anywhere).
- * The region's instructions must also run unchanged from the buffer: plain
- * instructions only, RIP-relative operands rebased, nothing other
- * subsystems patch at run time.  The generic half (kernel/kprobes_opt.c)
+ * The region's instructions must also do the same from the buffer:
+ * RIP-relative operands are rebased, relative branches get a rel32 to
+ * the same target, a call is taken only as the region's last instruction
+ * (see kp_opt_movable()), and nothing other subsystems patch at run time
+ * may be in it.  The generic half (kernel/kprobes_opt.c)
  * decides when, and makes sure no task is inside a region when its jump
  * is written.
  *
@@ -20,7 +22,7 @@
  *   the template  builds a struct pt_regs on the stack exactly where an
  *                 int3 trap would, calls kp_opt_callback(site, regs) and
  *                 restores every register but sp from it;
- *   the region    copied, RIP-relative displacements rebased;
+ *   the region    copied, relocated by kp_opt_place();
  *   jmp back      to the first byte after the region.
  *
  * The int3 path also runs the region from the buffer (see kp_hit()) while
@@ -241,6 +243,39 @@ static bool kp_opt_function_ok(const struct kp_func *f, unsigned long addr,
 	return true;
 }
 
+/*
+ * Can the region's instruction of kind @op run from the buffer, as
+ * kp_opt_place() writes it?  A call only as the region's @last one: its
+ * return address is then the first byte after the region, in the original
+ * code, so that no return address ever points into a buffer (which the
+ * unwinder could not follow and which would have to outlive every sleeping
+ * callee).  Not sti, whose one-instruction interrupt shadow would cover the
+ * jump back instead of the instruction after it (sti; hlt), nor popf,
+ * which may set IF the same way; loop and jrcxz have no rel32 form.
+ */
+static bool kp_opt_movable(const struct arch_kprobe_site *kind, bool last)
+{
+	switch (kind->op) {
+	case KPX_STEP:
+	case KPX_STEP_PUSHF:
+	case KPX_STEP_JMP_MEM:
+	case KPX_NOP:
+	case KPX_JMP:
+	case KPX_JCC:
+	case KPX_RET:
+	case KPX_JMP_REG:
+	case KPX_CLI:
+		return true;
+	case KPX_CALL:
+		return last;
+	case KPX_CALL_REG:
+		/* The push of the return address would move a %rsp target. */
+		return last && kind->imm != offsetof(struct pt_regs, sp);
+	default:
+		return false;
+	}
+}
+
 /* Length of the region a jump at s->addr replaces, or a negative errno. */
 static int kp_opt_region(struct kprobe_site *s, const struct kp_func *f)
 {
@@ -252,10 +287,8 @@ static int kp_opt_region(struct kprobe_site *s, const struct kp_func *f)
 		if (kp_func_decode(f, a, &insn))
 			return -EILSEQ;
 		memset(&kind, 0, sizeof(kind));
-		if (kp_classify(f, a, &insn, &kind))
-			return -EINVAL;
-		/* Only what runs the same anywhere: no branch, no fixup. */
-		if (kind.op != KPX_STEP && kind.op != KPX_NOP)
+		if (kp_classify(f, a, &insn, &kind) ||
+		    !kp_opt_movable(&kind, a + insn.length >= addr + JMP32_INSN_SIZE))
 			return -EINVAL;
 	}
 	return a - addr;
@@ -279,6 +312,73 @@ static bool kp_opt_text_reserved(kprobe_opcode_t *start, unsigned int len)
 	return ret;
 }
 
+#define KP_PUSH_IMM_SIZE	5	/* push imm32 */
+
+/* Write a rel32 at @dst, the end of an instruction at @at + @end, to @to. */
+static int kp_opt_rel32(u8 *dst, unsigned long at, unsigned int end,
+			unsigned long to)
+{
+	if (!kp_rel32_reaches(at + end, to))
+		return -ERANGE;
+	put_unaligned((s32)(to - (at + end)), (s32 *)&dst[end - 4]);
+	return end;
+}
+
+/*
+ * Write the region's instruction at @a (decoded in @insn) to @dst, where
+ * it runs at @at, so that it does there what it did in place: relative
+ * branches get a rel32 to the same target, RIP-relative operands are
+ * rebased, and a call (the region's last instruction, see
+ * kp_opt_movable()) becomes a push of @after, the first byte after the
+ * region, and a jump: the callee returns to the original code.  The push
+ * sign-extends its imm32, which reaches kernel and module text (the top
+ * 2 GB), as the template's push of the ip does.
+ * Return: the bytes written, or a negative errno.
+ */
+static int kp_opt_place(u8 *dst, unsigned long at, const struct kp_func *f,
+			unsigned long a, struct insn *insn, unsigned long after)
+{
+	struct arch_kprobe_site kind = {};
+	const u8 *src = kp_func_bytes(f, a);
+	u8 *modrm;
+	int ret;
+
+	if (kp_classify(f, a, insn, &kind))
+		return -EINVAL;
+	switch (kind.op) {
+	case KPX_JCC:
+		dst[0] = 0x0f;
+		dst[1] = 0x80 | kind.cond;
+		return kp_opt_rel32(dst, at, 6, kind.target);
+	case KPX_JMP:
+		dst[0] = JMP32_INSN_OPCODE;
+		return kp_opt_rel32(dst, at, JMP32_INSN_SIZE, kind.target);
+	case KPX_CALL:
+	case KPX_CALL_REG:
+		if ((unsigned long)(long)(s32)after != after)
+			return -ERANGE;
+		dst[0] = 0x68;
+		put_unaligned((s32)after, (s32 *)&dst[1]);
+		dst += KP_PUSH_IMM_SIZE;
+		at += KP_PUSH_IMM_SIZE;
+		if (kind.op == KPX_CALL) {
+			dst[0] = JMP32_INSN_OPCODE;
+			ret = kp_opt_rel32(dst, at, JMP32_INSN_SIZE,
+					   kind.target);
+		} else {
+			/* ff /2 (call) becomes ff /4 (jmp), same operand. */
+			memcpy(dst, src, insn->length);
+			modrm = &dst[insn_offset_modrm(insn)];
+			*modrm = (*modrm & ~0x38) | (4 << 3);
+			ret = insn->length;
+		}
+		return ret < 0 ? ret : ret + KP_PUSH_IMM_SIZE;
+	default:
+		ret = kp_copy_insn(dst, src, insn, (long)(a - at));
+		return ret ?: insn->length;
+	}
+}
+
 /* Fill @buf, the image of the detour buffer at @detour, for @s. */
 static int kp_opt_build(struct kprobe_site *s, const struct kp_func *f,
 			u8 *buf, kprobe_opcode_t *detour, unsigned int len)
@@ -288,7 +388,7 @@ static int kp_opt_build(struct kprobe_site *s, const struct kp_func *f,
 	unsigned long call = (unsigned long)detour + KP_TMPL_CALL;
 	unsigned long callback = (unsigned long)kp_opt_callback;
 	unsigned long ip = addr + INT3_INSN_SIZE;
-	unsigned int off;
+	unsigned int off, pos;
 	struct insn insn;
 	int ret;
 
@@ -296,8 +396,7 @@ static int kp_opt_build(struct kprobe_site *s, const struct kp_func *f,
 	OPTIMIZER_HIDE_VAR(callback);
 	if ((unsigned long)(long)(s32)ip != ip ||
 	    !kp_rel32_reaches(addr + JMP32_INSN_SIZE, (unsigned long)detour) ||
-	    !kp_rel32_reaches(call + CALL_INSN_SIZE, callback) ||
-	    !kp_rel32_reaches(copy + len + JMP32_INSN_SIZE, addr + len))
+	    !kp_rel32_reaches(call + CALL_INSN_SIZE, callback))
 		return -ERANGE;
 
 	memset(buf, INT3_INSN_OPCODE, KPROBE_OPTINSN_SLOT_SIZE);
@@ -315,17 +414,24 @@ static int kp_opt_build(struct kprobe_site *s, const struct kp_func *f,
 	       text_gen_insn(CALL_INSN_OPCODE, (void *)call, (void *)callback),
 	       CALL_INSN_SIZE);
 
-	for (off = 0; off < len; off += insn.length) {
+	for (off = 0, pos = 0; off < len; off += insn.length, pos += ret) {
 		if (kp_func_decode(f, addr + off, &insn))
 			return -EILSEQ;
-		ret = kp_copy_insn(&buf[KP_TMPL_LEN + off],
-				   kp_func_bytes(f, addr + off), &insn,
-				   (long)(addr - copy));
-		if (ret)
+		/* The most one instruction can grow to: a call through memory. */
+		if (KP_TMPL_LEN + pos + insn.length + KP_PUSH_IMM_SIZE +
+		    JMP32_INSN_SIZE > KPROBE_OPTINSN_SLOT_SIZE)
+			return -E2BIG;
+		ret = kp_opt_place(&buf[KP_TMPL_LEN + pos], copy + pos, f,
+				   addr + off, &insn, addr + len);
+		if (ret < 0)
 			return ret;
+		if (!off)
+			s->arch.copy_next = ret;
 	}
-	memcpy(&buf[KP_TMPL_LEN + len],
-	       text_gen_insn(JMP32_INSN_OPCODE, (void *)(copy + len),
+	if (!kp_rel32_reaches(copy + pos + JMP32_INSN_SIZE, addr + len))
+		return -ERANGE;
+	memcpy(&buf[KP_TMPL_LEN + pos],
+	       text_gen_insn(JMP32_INSN_OPCODE, (void *)(copy + pos),
 			     (void *)(addr + len)),
 	       JMP32_INSN_SIZE);
 	return 0;
