@@ -3386,7 +3386,7 @@ static const struct kpo_case kpo_cases[] = {
 	KPO_K("add; jrcxz", kpkunit_asm_loop, loop_insn, false, kpk_x),
 	KPO_K("push; mov; push", kpkunit_asm_stack, stk_push, true),
 	KPO_K("push imm8; pop; add", kpkunit_asm_stack, stk_pushimm, true),
-	KPO_K("pop; leave; ret", kpkunit_asm_stack, stk_pop, false),
+	KPO_K("pop; leave; ret (and padding)", kpkunit_asm_stack, stk_pop, true),
 	KPO_K("xor; pushf; pop; push", kpkunit_asm_flags, flg_xor, true),
 	KPO_K("popf", kpkunit_asm_flags, flg_popf, false),
 	KPO_O("rip-relative load, jb after", kpkunit_opt_rip, rip, true),
