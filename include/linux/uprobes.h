@@ -132,6 +132,14 @@ struct uprobe_task {
 	 */
 	unsigned long			boost_vaddr;
 	unsigned long			boost_regs;	/* hash of the registers */
+	/*
+	 * The site of this thread's last hit, found again without the VMA
+	 * while the generation it was found in lasts (see site_at()).
+	 */
+	struct mm_struct		*last_mm;
+	unsigned long			last_vaddr;
+	struct uprobe_site		*last_site;
+	unsigned long			last_gen;
 	/* fork: the child recreates the parent's XOL area at this address */
 	unsigned long			dup_xol_addr;
 	struct callback_head		dup_xol_work;
@@ -297,6 +305,11 @@ static inline void uprobe_copy_process(struct task_struct *t,
 
 static inline void uprobe_clear_state(struct mm_struct *mm)
 {
+}
+
+static inline int uprobe_pre_sstep_notifier(struct pt_regs *regs)
+{
+	return 0;
 }
 
 #endif /* !CONFIG_UPROBES */

@@ -42,6 +42,7 @@
 #include <linux/debugfs.h>
 #include <linux/hashtable.h>
 #include <linux/highmem.h>
+#include <linux/idr.h>
 #include <linux/kdebug.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -75,6 +76,7 @@ struct uprobe_site {
 	struct uprobe		handle;		/* what uprobe_register() returns */
 	struct arch_uprobe	arch;
 	unsigned long __percpu	*hits;		/* no shared line on the hit path */
+	int			hits_id;	/* its slot, see hits_get() */
 	atomic_long_t		missed;		/* return probes not armed */
 	bool			no_opt;		/* optimizing it failed */
 };
@@ -152,8 +154,8 @@ static DEFINE_MUTEX(delayed_lock);
 
 /* ---- sites ------------------------------------------------------------- */
 
-static int site_cmp(const struct inode *inode, loff_t offset,
-		    const struct uprobe_site *s)
+static __always_inline int site_cmp(const struct inode *inode,
+				    loff_t offset, const struct uprobe_site *s)
 {
 	if (inode != s->inode)
 		return inode < s->inode ? -1 : 1;
@@ -244,9 +246,55 @@ static struct uprobe_site *find_site_srcu(struct inode *inode, loff_t offset)
 	return refcount_read(&s->ref) ? s : NULL;
 }
 
+/*
+ * Per-CPU hit counters, HITS_PER_BLOCK sites to one percpu allocation.
+ * alloc_percpu() for each site searched the percpu allocator's maps every
+ * time and was most of the cost of registering thousands of probes (a BPF
+ * uprobe_multi link).  A site takes a slot number; the blocks are never
+ * freed (one word per CPU for each site alive at the peak).
+ */
+#define HITS_PER_BLOCK	512
+static DEFINE_IDA(hits_ida);
+static DEFINE_XARRAY(hits_blocks);
+static DEFINE_MUTEX(hits_lock);
+
+static int hits_get(struct uprobe_site *s)
+{
+	unsigned long __percpu *block;
+	int id, cpu, ret = 0;
+
+	id = ida_alloc(&hits_ida, GFP_KERNEL);
+	if (id < 0)
+		return id;
+	mutex_lock(&hits_lock);
+	block = (unsigned long __percpu __force *)
+		xa_load(&hits_blocks, id / HITS_PER_BLOCK);
+	if (!block) {
+		block = __alloc_percpu(HITS_PER_BLOCK * sizeof(*block),
+				       sizeof(*block));
+		ret = block ? xa_err(xa_store(&hits_blocks, id / HITS_PER_BLOCK,
+					      (void __force *)block,
+					      GFP_KERNEL)) : -ENOMEM;
+		if (ret)
+			free_percpu(block);
+	}
+	mutex_unlock(&hits_lock);
+	if (ret) {
+		ida_free(&hits_ida, id);
+		return ret;
+	}
+	s->hits = block + id % HITS_PER_BLOCK;
+	s->hits_id = id;
+	for_each_possible_cpu(cpu)
+		*per_cpu_ptr(s->hits, cpu) = 0;
+	return 0;
+}
+
 static void free_site(struct uprobe_site *s)
 {
-	free_percpu(s->hits);
+	/* From an SRCU callback too: ida_free() is fine in any context. */
+	if (s->hits)
+		ida_free(&hits_ida, s->hits_id);
 	kfree(s);
 }
 
@@ -273,6 +321,7 @@ static void put_site(struct uprobe_site *s)
 	rb_erase(&s->node, &sites);
 	write_seqcount_end(&sites_seq);
 	spin_unlock(&sites_lock);
+	site_gen_next();
 	iput(s->inode);
 	/* A hit may have found it just before: see find_site_srcu(). */
 	call_srcu(&uprobes_srcu, &s->rcu, free_site_rcu);
@@ -335,10 +384,10 @@ static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 
 	if (!s)
 		return ERR_PTR(-ENOMEM);
-	s->hits = alloc_percpu(unsigned long);
-	if (!s->hits) {
+	ret = hits_get(s);
+	if (ret) {
 		kfree(s);
-		return ERR_PTR(-ENOMEM);
+		return ERR_PTR(ret);
 	}
 	refcount_set(&s->ref, 1);
 	s->offset = offset;
@@ -757,6 +806,45 @@ static bool vma_covers(struct vm_area_struct *vma, struct uprobe_site *s)
 	       s->offset < start + (vma->vm_end - vma->vm_start);
 }
 
+#define SITE_MAPS_MAX	8
+
+/*
+ * The addresses of @s in @mm, from the file's i_mmap tree rather than a
+ * walk over all of @mm's VMAs (a tenth of each registration with
+ * thousands of probes on one file).  Not armed under i_mmap_rwsem: arming
+ * may allocate, and reclaim takes it.  Return: how many, or -1 when more
+ * than SITE_MAPS_MAX (the caller walks the VMAs then).
+ */
+static int site_vaddrs(struct uprobe_site *s, struct mm_struct *mm,
+		       unsigned long *vaddrs)
+{
+	struct address_space *mapping = s->inode->i_mapping;
+	pgoff_t pgoff = s->offset >> PAGE_SHIFT;
+	struct vm_area_struct *vma;
+	int n = 0;
+
+	i_mmap_lock_read(mapping);
+	vma_interval_tree_foreach(vma, &mapping->i_mmap, pgoff, pgoff) {
+		if (vma->vm_mm != mm)
+			continue;
+		if (n == SITE_MAPS_MAX) {
+			n = -1;
+			break;
+		}
+		vaddrs[n++] = offset_vaddr(vma, s->offset);
+	}
+	i_mmap_unlock_read(mapping);
+	return n;
+}
+
+static int apply_site_at(struct uprobe_site *s, struct mm_struct *mm,
+			 unsigned long vaddr, bool arm)
+{
+	if (!vma_has_site(vma_lookup(mm, vaddr), s, vaddr, arm))
+		return 0;
+	return arm ? arm_site(s, mm, vaddr) : disarm_site(s, mm, vaddr);
+}
+
 /*
  * Arm @s in every mapping of it in @mm if @uc wants it there (@arm), or
  * disarm it there if no consumer does; mmap_lock held for writing.  The
@@ -765,31 +853,34 @@ static bool vma_covers(struct vm_area_struct *vma, struct uprobe_site *s)
  * moves with its page.  A mapping is in the file's i_mmap tree at every
  * instant of a move (the new one is linked before the old one goes), so
  * collect_targets() cannot miss a process.
+ * Arming stops at the first error; disarming tries them all.
  */
 static int apply_site_mm(struct uprobe_site *s, struct uprobe_consumer *uc,
 			 struct mm_struct *mm, bool arm)
 {
+	unsigned long vaddrs[SITE_MAPS_MAX];
 	VMA_ITERATOR(vmi, mm, 0);
 	struct vm_area_struct *vma;
-	int ret, err = 0;
+	int n, i, ret, err = 0;
 
 	if (arm ? !consumer_wants(uc, mm) :
 		  !test_bit(MMF_HAS_UPROBES, &mm->flags) || site_wanted(s, mm))
 		return 0;
-	for_each_vma(vmi, vma) {
-		unsigned long vaddr;
+	n = site_vaddrs(s, mm, vaddrs);
+	for (i = 0; i < n && !(arm && err); i++) {
+		ret = apply_site_at(s, mm, vaddrs[i], arm);
+		err = err ?: ret;
+	}
+	if (n >= 0)
+		return err;
 
+	for_each_vma(vmi, vma) {
+		if (arm && err)
+			break;
 		if (!vma_covers(vma, s))
 			continue;
-		vaddr = offset_vaddr(vma, s->offset);
-		if (!vma_has_site(vma, s, vaddr, arm))
-			continue;
-		ret = arm ? arm_site(s, mm, vaddr) : disarm_site(s, mm, vaddr);
-		if (ret && !err)
-			err = ret;
-		/* Arming stops at the first error; disarming tries them all. */
-		if (ret && arm)
-			break;
+		ret = apply_site_at(s, mm, offset_vaddr(vma, s->offset), arm);
+		err = err ?: ret;
 	}
 	return err;
 }
@@ -1036,8 +1127,9 @@ int uprobe_mmap(struct vm_area_struct *vma)
 }
 
 /*
- * Part of a mapping goes away.  Nothing is cached per address, so the
- * breakpoints simply go with the pages.
+ * Part of a mapping goes away or changes.  The breakpoints go with the
+ * pages; what is kept per address (stubs, boosted copies, each thread's
+ * last site) is forgotten.
  */
 void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 		   unsigned long end)
@@ -1045,6 +1137,7 @@ void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 	/* Not at exit: nothing moves then, and the mm is being torn down. */
 	if (test_bit(MMF_HAS_UPROBES, &vma->vm_mm->flags) &&
 	    atomic_read(&vma->vm_mm->mm_users)) {
+		site_gen_next();
 		stub_moved(vma, start, end);
 		boost_forget(vma->vm_mm, start, end);
 	}
@@ -1680,6 +1773,10 @@ void uprobe_clear_state(struct mm_struct *mm)
 	unsigned long flags;
 	bool reap = false;
 
+	/* Threads that exec'ed from it may remember sites in it. */
+	if (test_bit(MMF_HAS_UPROBES, &mm->flags))
+		site_gen_next();
+
 	spin_lock_irqsave(&seed_lock, flags);
 	list_for_each_entry_safe(seed, tmp, &seeds, node) {
 		if (seed->mm != mm)
@@ -1725,28 +1822,37 @@ static bool seed_irq_handlers(struct pt_regs *regs, unsigned long bp_vaddr)
 	return any;
 }
 
+/* Return: true when a handler sent the thread elsewhere: nothing more. */
+static bool seed_trap_handlers(struct pt_regs *regs)
+{
+	unsigned long bp_vaddr = uprobe_get_swbp_addr(regs);
+
+	if (boost_again(current->utask, regs, bp_vaddr))
+		return false;
+	regs->ip = bp_vaddr;
+	seed_irq_handlers(regs, bp_vaddr);
+	if (regs->ip != bp_vaddr)
+		return true;
+	regs->ip += UPROBE_SWBP_INSN_SIZE;
+	return false;
+}
+
 /*
- * DIE_INT3 from user mode.  Interrupts are off: only flag the thread,
- * except for handlers registered to run right here.
+ * An int3 from user mode: from the x86 int3 handler directly (see
+ * kprobe_int3_handler()), or DIE_INT3 through the die chain.  Interrupts
+ * are off: only flag the thread, except for handlers registered to run
+ * right here.  Return: 1 when the trap is ours (or may be: the thread
+ * finds out on its way out), 0 when it cannot be.
  */
 int uprobe_pre_sstep_notifier(struct pt_regs *regs)
 {
 	struct mm_struct *mm = current->mm;
-	unsigned long bp_vaddr;
 
 	if (!mm || (!test_bit(MMF_HAS_UPROBES, &mm->flags) &&
 		    !(current->utask && current->utask->return_instances)))
 		return 0;
-	bp_vaddr = uprobe_get_swbp_addr(regs);
-	if (!list_empty(&seeds) && !boost_again(current->utask, regs, bp_vaddr)) {
-		regs->ip = bp_vaddr;
-		seed_irq_handlers(regs, bp_vaddr);
-		/* A handler sent the thread elsewhere: that is all. */
-		if (regs->ip != bp_vaddr)
-			return 1;
-		regs->ip += UPROBE_SWBP_INSN_SIZE;
-	}
-	set_thread_flag(TIF_UPROBE);
+	if (list_empty(&seeds) || !seed_trap_handlers(regs))
+		set_thread_flag(TIF_UPROBE);
 	return 1;
 }
 
@@ -1763,14 +1869,8 @@ int uprobe_post_sstep_notifier(struct pt_regs *regs)
 	return 1;
 }
 
-static int uprobe_die_notify(struct notifier_block *self, unsigned long val,
-			     void *data)
-{
-	return arch_uprobe_exception_notify(self, val, data);
-}
-
 static struct notifier_block uprobe_die_nb = {
-	.notifier_call	= uprobe_die_notify,
+	.notifier_call	= arch_uprobe_exception_notify,
 	/* After kprobes and kgdb, which look at kernel traps only anyway. */
 	.priority	= INT_MAX - 1,
 };
@@ -1784,6 +1884,40 @@ static struct uprobe_site *site_in_vma(struct vm_area_struct *vma,
 }
 
 /*
+ * Each thread remembers the site of its last hit, to find it again on the
+ * next hit at the same address without looking up the VMA and the sites
+ * tree (two thirds of the lookup's cost).  The memory is good while this
+ * generation lasts: it moves on when a site leaves the tree (before its
+ * grace period starts, so a reader that still sees the old generation is
+ * inside a read section the grace period waits for), when a mapping of a
+ * process with probes goes or changes (uprobe_munmap(), called with the
+ * VMA write-locked and taken out of the tree, so a lookup that read the
+ * new generation sees the new mapping), and when such a process's mm is
+ * torn down (exec: the next mm may be allocated at the same address).
+ */
+static atomic_long_t site_gen;
+
+static void site_gen_next(void)
+{
+	smp_mb__before_atomic();
+	atomic_long_inc(&site_gen);
+}
+
+static struct uprobe_site *site_remembered(struct uprobe_task *utask,
+					   unsigned long vaddr,
+					   unsigned long gen)
+{
+	struct uprobe_site *s;
+
+	if (!utask || utask->last_vaddr != vaddr || utask->last_gen != gen ||
+	    utask->last_mm != current->mm)
+		return NULL;
+	s = utask->last_site;
+	/* Dead but not freed yet: as find_site_srcu() would. */
+	return refcount_read(&s->ref) ? s : NULL;
+}
+
+/*
  * Find the site the int3 at @bp_vaddr belongs to; under uprobes_srcu, which
  * keeps it.  When there is none, *@is_bp says whether an int3 is still
  * there (someone else's).  The VMA is held by its own lock, so threads
@@ -1792,11 +1926,20 @@ static struct uprobe_site *site_in_vma(struct vm_area_struct *vma,
  */
 static struct uprobe_site *site_at(unsigned long bp_vaddr, bool *is_bp)
 {
+	struct uprobe_task *utask = current->utask;
 	struct mm_struct *mm = current->mm;
 	struct uprobe_site *s;
 	struct vm_area_struct *vma;
+	unsigned long gen;
 	u8 byte;
 
+	/* Read before the lookup, so that a change during it is seen. */
+	gen = atomic_long_read_acquire(&site_gen);
+	s = site_remembered(utask, bp_vaddr, gen);
+	if (s) {
+		*is_bp = false;
+		return s;
+	}
 	vma = lock_vma_under_rcu(mm, bp_vaddr);
 	if (vma) {
 		s = site_in_vma(vma, bp_vaddr);
@@ -1805,6 +1948,12 @@ static struct uprobe_site *site_at(unsigned long bp_vaddr, bool *is_bp)
 		mmap_read_lock(mm);
 		s = site_in_vma(vma_lookup(mm, bp_vaddr), bp_vaddr);
 		mmap_read_unlock(mm);
+	}
+	if (s && utask) {
+		utask->last_mm = mm;
+		utask->last_vaddr = bp_vaddr;
+		utask->last_site = s;
+		utask->last_gen = gen;
 	}
 	/* Read the text only now: a fault must not nest in the lock. */
 	*is_bp = !s && !copy_from_user(&byte, (void __user *)bp_vaddr, 1) &&
@@ -1883,12 +2032,11 @@ static void handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 	struct uprobe_task *utask = current->utask;
 	struct uprobe_consumer *uc;
 	bool remove = true, need_ret = false;
-	int idx;
 
 	this_cpu_inc(*s->hits);
 	utask->auprobe = &s->arch;
 	utask->in_handler = true;
-	idx = srcu_read_lock(&uprobes_srcu);
+	/* The caller's uprobes_srcu read section covers the consumers too. */
 	list_for_each_entry_srcu(uc, &s->consumers, cons_node,
 				 srcu_read_lock_held(&uprobes_srcu)) {
 		int rc = 0;
@@ -1903,7 +2051,6 @@ static void handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 			need_ret = true;
 		remove &= rc == UPROBE_HANDLER_REMOVE;
 	}
-	srcu_read_unlock(&uprobes_srcu, idx);
 	utask->in_handler = false;
 	utask->auprobe = NULL;
 

@@ -24,6 +24,7 @@
 #include <linux/memory.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
+#include <linux/uprobes.h>
 #include <asm/extable.h>
 #include <asm/sections.h>
 #include <asm/switch_to.h>
@@ -205,8 +206,14 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	struct kprobe_ctlblk *kcb;
 	struct kprobe_site *s;
 
+	/*
+	 * In user space the only probes are uprobes.  Their die notifier
+	 * would see this trap only after do_int3() walked the whole die
+	 * chain (most of a uprobe hit's trap cost); hand it over directly.
+	 * A trap that is not theirs still goes down the chain.
+	 */
 	if (user_mode(regs))
-		return 0;
+		return uprobe_pre_sstep_notifier(regs);
 
 	kcb = get_kprobe_ctlblk();
 	if (kprobe_running() && kp_copy_returned(addr, regs, kcb))

@@ -225,6 +225,22 @@ check "a new mapping of the probed page, then mremap: 40 hits ($out, got $h)" \
 	eval '[ "$out" = "remap ok" ] && [ "$h" = 40 ]'
 ev_clear
 
+# Two files, each with its own probe at the same offset, mapped by turns at
+# one address: every hit counts for the file mapped there at the time
+# (threads remember the site of their last hit; a new mapping must not
+# find the old one's).
+cp "$prog" "$KP_TMP/uprobe_target2"
+echo "p:up_sw1 $prog:$rf" >> "$T/uprobe_events"
+echo "p:up_sw2 $KP_TMP/uprobe_target2:$rf" >> "$T/uprobe_events"
+echo 1 > "$T/events/uprobes/enable"
+out=$("$prog" swapmap "$KP_TMP/uprobe_target2" 10 5)
+echo 0 > "$T/events/uprobes/enable"
+h1=$(hits up_sw1) h2=$(hits up_sw2)
+check "two files mapped by turns at one address, each probed: 50 hits each ($out, got $h1 and $h2)" \
+	eval '[ "$out" = "swapmap ok" ] && [ "$h1" = 50 ] && [ "$h2" = 50 ]'
+ev_clear
+rm -f "$KP_TMP/uprobe_target2"
+
 # The probe comes and goes while the process moves the probed page back
 # and forth with mremap: each removal must find the page where it is now,
 # or the breakpoint left behind kills the process with SIGTRAP.

@@ -37,6 +37,11 @@
  *                                 again and, for SEC seconds, call it there
  *                                 and mremap the page back and forth
  *                                 between two places: "remaploop ok <calls>"
+ *   uprobe_target swapmap FILE R N   R rounds: map the page of ret_fn from
+ *                                 our own file at one address, call it N
+ *                                 times, unmap it, map the same page of
+ *                                 FILE (a copy of us) at the same address,
+ *                                 N calls, unmap: "swapmap ok"
  *   uprobe_target ptrace CASE step|block|step2|block2   a traced child runs
  *                                 CASE (twice for *2) while we single-step
  *                                 it (or step by blocks):
@@ -525,6 +530,37 @@ __attribute__((noinline)) int ljfunc(int d)
 	return 0;
 }
 
+/*
+ * Two files' copies of one page, one after the other at the same address:
+ * a hit must find the probe of the file mapped there now.
+ */
+static int swapmap(const char *other, int rounds, int n)
+{
+	unsigned long off = self_file_offset(probe_ret_fn);
+	unsigned long pg = off & ~4095UL;
+	int fd[2] = { open("/proc/self/exe", O_RDONLY), open(other, O_RDONLY) };
+	char *at, *m;
+	int r, f, i;
+
+	at = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fd[0] < 0 || fd[1] < 0 || at == MAP_FAILED)
+		return 3;
+	munmap(at, 4096);
+	for (r = 0; r < rounds; r++) {
+		for (f = 0; f < 2; f++) {
+			m = mmap(at, 4096, PROT_READ | PROT_EXEC,
+				 MAP_PRIVATE | MAP_FIXED, fd[f], pg);
+			if (m != at)
+				return 4;
+			for (i = 0; i < n; i++)
+				((void (*)(void))(m + (off - pg)))();
+			munmap(m, 4096);
+		}
+	}
+	printf("swapmap ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int i;
@@ -636,6 +672,8 @@ int main(int argc, char **argv)
 		printf("remaploop ok %lu\n", calls);
 		return 0;
 	}
+	if (!strcmp(argv[1], "swapmap") && argc > 4)
+		return swapmap(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (!strcmp(argv[1], "ptrace") && argc > 3) {
 		for (i = 0; i < NCASES; i++)
 			if (!strcmp(cases[i].name, argv[2]))
