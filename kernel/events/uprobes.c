@@ -313,6 +313,27 @@ static unsigned long site_hits(struct uprobe_site *s)
 	return sum;
 }
 
+/*
+ * Each thread remembers the site of its last hit, to find it again on the
+ * next hit at the same address without looking up the VMA and the sites
+ * tree (two thirds of the lookup's cost).  The memory is good while this
+ * generation lasts: it moves on when a site leaves the tree (before its
+ * grace period starts, so a reader that still sees the old generation is
+ * inside a read section the grace period waits for), when a mapping of a
+ * process with probes goes or changes (uprobe_munmap(), called with the
+ * VMA write-locked and taken out of the tree, so a lookup that read the
+ * new generation sees the new mapping), and when such a process's mm is
+ * torn down (exec: the next mm may be allocated at the same address).
+ */
+static atomic_long_t site_gen;
+
+static void site_gen_next(void)
+{
+	/* Whatever the caller changed is seen by who sees the new value. */
+	smp_mb__before_atomic();
+	atomic_long_inc(&site_gen);
+}
+
 static void put_site(struct uprobe_site *s)
 {
 	if (!refcount_dec_and_lock(&s->ref, &sites_lock))
@@ -694,6 +715,33 @@ static void restore_file_page(struct mm_struct *mm, unsigned long vaddr)
 		zap_page_range_single(vma, vaddr, PAGE_SIZE, NULL);
 }
 
+/*
+ * Does another site lie in the same page of the file as @s?  Its
+ * breakpoint is then most likely in this process's copy too, which
+ * cannot equal the file's page: the look and the compare are left to
+ * whoever disarms the last site of the page (with thousands of probes in
+ * a few pages, they were a third of each removal).  A neighbour this
+ * process never armed (a filter) keeps its copy until that site goes.
+ */
+static bool site_page_shared(struct uprobe_site *s)
+{
+	loff_t start = s->offset & PAGE_MASK;
+	struct uprobe_site *n;
+	struct rb_node *node = NULL;
+	bool shared = false;
+
+	spin_lock(&sites_lock);
+	for (n = site_ceil(s->inode, start); n && !shared;
+	     n = node ? rb_entry(node, struct uprobe_site, node) : NULL) {
+		if (n->inode != s->inode || n->offset >= start + PAGE_SIZE)
+			break;
+		shared = n != s;
+		node = rb_next(&n->node);
+	}
+	spin_unlock(&sites_lock);
+	return shared;
+}
+
 /* Put the original byte back at @vaddr of @mm; mmap_lock held for writing. */
 static int disarm_site(struct uprobe_site *s, struct mm_struct *mm,
 		       unsigned long vaddr)
@@ -714,7 +762,8 @@ static int disarm_site(struct uprobe_site *s, struct mm_struct *mm,
 	if (ret)
 		return ret;
 	ref_ctr_update(s, mm, -1);
-	restore_file_page(mm, vaddr);
+	if (!site_page_shared(s))
+		restore_file_page(mm, vaddr);
 	return 0;
 }
 
@@ -1881,26 +1930,6 @@ static struct uprobe_site *site_in_vma(struct vm_area_struct *vma,
 	if (!vma || !valid_vma(vma, false))
 		return NULL;
 	return find_site_srcu(file_inode(vma->vm_file), vma_offset(vma, vaddr));
-}
-
-/*
- * Each thread remembers the site of its last hit, to find it again on the
- * next hit at the same address without looking up the VMA and the sites
- * tree (two thirds of the lookup's cost).  The memory is good while this
- * generation lasts: it moves on when a site leaves the tree (before its
- * grace period starts, so a reader that still sees the old generation is
- * inside a read section the grace period waits for), when a mapping of a
- * process with probes goes or changes (uprobe_munmap(), called with the
- * VMA write-locked and taken out of the tree, so a lookup that read the
- * new generation sees the new mapping), and when such a process's mm is
- * torn down (exec: the next mm may be allocated at the same address).
- */
-static atomic_long_t site_gen;
-
-static void site_gen_next(void)
-{
-	smp_mb__before_atomic();
-	atomic_long_inc(&site_gen);
 }
 
 static struct uprobe_site *site_remembered(struct uprobe_task *utask,

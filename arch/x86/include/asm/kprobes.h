@@ -148,8 +148,8 @@ struct arch_kprobe_site {
 #ifdef CONFIG_OPTPROBES
 	kprobe_opcode_t	*detour;	/* detour buffer, or NULL */
 	u8		orig[JMP32_INSN_SIZE];	/* bytes the jump replaces */
-	u8		copy_next;	/* offset of the region's second
-					 * instruction in the buffer's copy */
+	/* offset of the region's second instruction in the buffer's copy */
+	u8		copy_next;
 #endif
 };
 
