@@ -10,6 +10,7 @@
 #
 # KP_CHECK_BOOT=all (default) boots after every patch, last only after the
 # last one, none never: a boot takes a few minutes under TCG.
+# KP_CHECK_UPTO=N checks the first N patches only.
 #
 # The tree is a git repository (build/check/linux) that is reset to upstream
 # on every run; the kernel is built out of it (O=build/check/obj), so later
@@ -94,6 +95,10 @@ all|last|none) ;;
 esac
 patches=("$pdir"/[0-9]*.patch)
 patches=("${patches[@]/*\/0000-cover-letter.patch}")
+# KP_CHECK_UPTO=N stops after the Nth patch ("last" is then that one).
+if [ -n "${KP_CHECK_UPTO:-}" ]; then
+	patches=("${patches[@]:0:$((KP_CHECK_UPTO + 1))}")
+fi
 last=${patches[-1]}
 
 start=$(date +%s)
