@@ -47,6 +47,42 @@ hits() {
 	grep -c " $1:" "$T/trace"
 }
 
+# remap_churn DESC OFFSET [nop5]: the probe at OFFSET comes and goes 30
+# times while "remaploop" moves its page back and forth with mremap: each
+# removal must find the page where it is now, or the breakpoint left
+# behind kills the process with SIGTRAP.
+remap_churn() {
+	echo "p:up_remap $prog:$2" >> "$T/uprobe_events"
+	"$prog" remaploop 8 ${3:-} > "$KP_TMP/remaploop.out" &
+	rpid=$!
+	sleep 1
+	for _i in $(seq 30); do
+		echo 1 > "$T/events/uprobes/up_remap/enable"
+		sleep 0.05
+		echo 0 > "$T/events/uprobes/up_remap/enable"
+	done
+	wait "$rpid"
+	rc=$?
+	out=$(tail -n 1 "$KP_TMP/remaploop.out")
+	check "30 $1: the process lives ($out, status $rc, $(hits up_remap) hits)" \
+		eval '[ "$rc" = 0 ] && [ "${out% *}" = "remaploop ok" ] && [ "$(hits up_remap)" -gt 0 ]'
+	ev_clear
+}
+
+# storm EVENT CASE: run CASE 20000 times under a SIGALRM storm with EVENT
+# enabled; sets out (the program's report), sig (signals handled), inside
+# (signals that saw an ip in [uprobes]), how (probes debugfs lists as
+# boosted, read before the event goes) and h (hits).
+storm() {
+	echo 1 > "$T/events/uprobes/enable"
+	out=$("$prog" signals "$2" 20000)
+	how=$(grep -c ' boost ' /sys/kernel/debug/uprobes/list)
+	echo 0 > "$T/events/uprobes/enable"
+	h=$(hits "$1")
+	sig=$(echo "$out" | awk '{ print $2 }')
+	inside=$(echo "$out" | awk '{ print $4 }')
+}
+
 "$prog" run 1 > "$KP_TMP/base" || notok "uprobe_target runs without probes"
 n=0
 bad_def=
@@ -145,14 +181,9 @@ ev_clear
 # sends it back to the probe, whose handlers must not run twice.
 off=$(awk '$1 == "rip_add" { print $2 }' "$KP_TMP/offsets")
 echo "p:up_bsig $prog:$off" >> "$T/uprobe_events"
-echo 1 > "$T/events/uprobes/enable"
-out=$("$prog" signals rip_add 20000)
-how=$(grep -c ' boost ' /sys/kernel/debug/uprobes/list)
-echo 0 > "$T/events/uprobes/enable"
-h=$(hits up_bsig)
-sig=$(echo "$out" | awk '{ print $2 }')
+storm up_bsig rip_add
 check "SIGALRM storm over a boosted probe ($how listed as boost): $sig signals, none seen inside [uprobes] ($out), 20000 hits (got $h)" \
-	eval '[ "$how" = 1 ] && [ -n "$sig" ] && [ "$sig" -gt 0 ] && [ "$(echo "$out" | awk '\''{ print $4 }'\'')" = 0 ] && [ "$h" = 20000 ]'
+	eval '[ "$how" = 1 ] && [ -n "$sig" ] && [ "$sig" -gt 0 ] && [ "$inside" = 0 ] && [ "$h" = 20000 ]'
 ev_clear
 
 # Return probes through recursion and longjmp.
@@ -241,24 +272,7 @@ check "two files mapped by turns at one address, each probed: 50 hits each ($out
 ev_clear
 rm -f "$KP_TMP/uprobe_target2"
 
-# The probe comes and goes while the process moves the probed page back
-# and forth with mremap: each removal must find the page where it is now,
-# or the breakpoint left behind kills the process with SIGTRAP.
-echo "p:up_remap $prog:$rf" >> "$T/uprobe_events"
-"$prog" remaploop 8 > "$KP_TMP/remaploop.out" &
-rpid=$!
-sleep 1
-for _i in $(seq 30); do
-	echo 1 > "$T/events/uprobes/up_remap/enable"
-	sleep 0.05
-	echo 0 > "$T/events/uprobes/up_remap/enable"
-done
-wait "$rpid"
-rc=$?
-out=$(tail -n 1 "$KP_TMP/remaploop.out")
-check "30 probe on/off rounds while mremap moves the probed page: the process lives ($out, status $rc, $(hits up_remap) hits)" \
-	eval '[ "$rc" = 0 ] && [ "${out% *}" = "remaploop ok" ] && [ "$(hits up_remap)" -gt 0 ]'
-ev_clear
+remap_churn "probe on/off rounds while mremap moves the probed page" "$rf"
 
 # Probes defined, enabled, disabled and deleted (so their sites are freed)
 # over and over while 8 threads hit an emulated one and a loop hits a
@@ -358,13 +372,9 @@ check "nop5 site disabled: the nop is back in the running process (byte $b2)" [ 
 ev_clear
 
 echo "p:up_opt $prog:$n5" >> "$T/uprobe_events"
-echo 1 > "$T/events/uprobes/enable"
-out=$("$prog" signals nop5 20000)
-echo 0 > "$T/events/uprobes/enable"
-h=$(hits up_opt)
-sig=$(echo "$out" | awk '{ print $2 }')
+storm up_opt nop5
 check "SIGALRM storm over an optimized site: $sig signals, none seen inside a stub ($out), 20000 hits (got $h)" \
-	eval '[ -n "$sig" ] && [ "$sig" -gt 0 ] && [ "$(echo "$out" | awk '\''{ print $4 }'\'')" = 0 ] && [ "$h" = 20000 ]'
+	eval '[ -n "$sig" ] && [ "$sig" -gt 0 ] && [ "$inside" = 0 ] && [ "$h" = 20000 ]'
 ev_clear
 
 # mremap moves a jump away from its stub: it must become the int3 again.
@@ -377,21 +387,7 @@ h=$(hits up_remap)
 check "an optimized site in a new mapping, then mremap: 40 hits ($out, got $h)" \
 	eval '[ "$out" = "remap ok" ] && [ "$h" = 40 ]'
 ev_clear
-echo "p:up_remap $prog:$n5f" >> "$T/uprobe_events"
-"$prog" remaploop 8 nop5 > "$KP_TMP/remaploop.out" &
-rpid=$!
-sleep 1
-for _i in $(seq 30); do
-	echo 1 > "$T/events/uprobes/up_remap/enable"
-	sleep 0.05
-	echo 0 > "$T/events/uprobes/up_remap/enable"
-done
-wait "$rpid"
-rc=$?
-out=$(tail -n 1 "$KP_TMP/remaploop.out")
-check "30 on/off rounds of an optimized site while mremap moves it: the process lives ($out, status $rc, $(hits up_remap) hits)" \
-	eval '[ "$rc" = 0 ] && [ "${out% *}" = "remaploop ok" ] && [ "$(hits up_remap)" -gt 0 ]'
-ev_clear
+remap_churn "on/off rounds of an optimized site while mremap moves it" "$n5f" nop5
 
 # Optimizing and putting back the nop while 4 threads run through it on
 # both CPUs: each thread sees a nop, an int3 or the jump, never a mix.
