@@ -18,6 +18,8 @@
 #include <linux/atomic.h>
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
+#include <linux/err.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/smp.h>
@@ -503,6 +505,51 @@ static void wpk_test_disable(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EINVAL, disable_wprobe(wp));
 }
 
+static atomic_t wpk_perf_hits;
+
+static void wpk_perf_handler(struct perf_event *bp,
+			     struct perf_sample_data *data,
+			     struct pt_regs *regs)
+{
+	atomic_inc(&wpk_perf_hits);
+}
+
+/*
+ * The #DB handler hands a wprobe's hits to the wprobe core instead of
+ * perf_bp_event(): a plain hw_breakpoint next to a wprobe must still get
+ * exactly its own hits through perf, and the wprobe only its own.
+ */
+static void wpk_test_perf_neighbour(struct kunit *test)
+{
+	struct perf_event * __percpu *bps;
+	struct perf_event_attr attr;
+	struct wprobe *wp;
+	int i;
+
+	wp = wpk_new(test, &wpk_vars[0], 8, WPROBE_WRITE);
+	KUNIT_ASSERT_EQ(test, 0, register_wprobe(wp));
+	hw_breakpoint_init(&attr);
+	attr.bp_addr = (unsigned long)&wpk_vars[1];
+	attr.bp_len = HW_BREAKPOINT_LEN_8;
+	attr.bp_type = HW_BREAKPOINT_W;
+	bps = register_wide_hw_breakpoint(&attr, wpk_perf_handler, NULL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR((void __force *)bps));
+
+	wpk_reset();
+	atomic_set(&wpk_perf_hits, 0);
+	for (i = 0; i < 5; i++) {
+		wpk_store(&wpk_vars[0], 8, 10 + i);
+		wpk_store(&wpk_vars[1], 8, 20 + i);
+	}
+	wpk_store(&wpk_vars[1], 8, 30);
+	unregister_wide_hw_breakpoint(bps);
+	KUNIT_EXPECT_EQ(test, 5, atomic_read(&wpk.hits));
+	KUNIT_EXPECT_EQ(test, 5UL, wprobe_hits(wp));
+	KUNIT_EXPECT_EQ(test, wpk.old, 13ULL);
+	KUNIT_EXPECT_EQ(test, wpk.new, 14ULL);
+	KUNIT_EXPECT_EQ(test, 6, atomic_read(&wpk_perf_hits));
+}
+
 #define WPK_STORES 500
 
 static void wpk_store_loop(struct work_struct *work)
@@ -603,6 +650,7 @@ static struct kunit_case wpk_cases[] = {
 	KUNIT_CASE(wpk_test_recursion),
 	KUNIT_CASE(wpk_test_busy),
 	KUNIT_CASE(wpk_test_disable),
+	KUNIT_CASE(wpk_test_perf_neighbour),
 	KUNIT_CASE(wpk_test_two_cpus),
 	KUNIT_CASE(wpk_test_hotplug),
 	{}

@@ -10,7 +10,10 @@
 #
 # KP_CHECK_BOOT=all (default) boots after every patch, last only after the
 # last one, none never: a boot takes a few minutes under TCG.
-# KP_CHECK_UPTO=N checks the first N patches only.
+# KP_CHECK_UPTO=N checks the first N patches only.  KP_CHECK_FROM=N starts
+# at patch N after a run that checked the patches before it: they must be
+# the same to the byte (the tree they give is found among that run's
+# commits), and only what changed after them is rebuilt.
 #
 # The tree is a git repository (build/check/linux) that is reset to upstream
 # on every run; the kernel is built out of it (O=build/check/obj), so later
@@ -41,8 +44,6 @@ if [ ! -f "$tree/.git/refs/tags/pristine" ]; then
 	"${git[@]}" tag pristine
 fi
 "${git[@]}" am --abort >/dev/null 2>&1 || true
-"${git[@]}" reset -q --hard pristine
-"${git[@]}" clean -q -fdx
 
 # The harness's config; rerun after every patch, as one may add symbols.
 configure() {
@@ -100,6 +101,33 @@ if [ -n "${KP_CHECK_UPTO:-}" ]; then
 	patches=("${patches[@]:0:$((KP_CHECK_UPTO + 1))}")
 fi
 last=${patches[-1]}
+
+# The commit of the last run that has the tree patches 1..N-1 give, found
+# by applying them to pristine in a scratch index; none if they changed.
+resume_commit() {
+	local idx=$check/resume.index p tree_id
+	rm -f "$idx"
+	GIT_INDEX_FILE=$idx "${git[@]}" read-tree pristine
+	for p in "$@"; do
+		GIT_INDEX_FILE=$idx "${git[@]}" apply --cached "$p" || return 1
+	done
+	tree_id=$(GIT_INDEX_FILE=$idx "${git[@]}" write-tree)
+	rm -f "$idx"
+	"${git[@]}" log --format='%H %T' pristine..HEAD |
+		awk -v t="$tree_id" '$2 == t { print $1; exit }'
+}
+
+from=${KP_CHECK_FROM:-1}
+base=pristine
+if [ "$from" -gt 1 ]; then
+	# patches[0] is the cover letter's empty place.
+	base=$(resume_commit "${patches[@]:1:$((from - 1))}") && [ -n "$base" ] ||
+		die "patches 1-$((from - 1)) are not those of the last run: check from 1"
+	say "resuming at patch $from on the last run's tree after patch $((from - 1))"
+	patches=("${patches[@]:$from}")
+fi
+"${git[@]}" reset -q --hard "$base"
+"${git[@]}" clean -q -fdx
 
 start=$(date +%s)
 findings=0
