@@ -20,11 +20,13 @@
 #include <kunit/test.h>
 #include <linux/atomic.h>
 #include <linux/completion.h>
+#include <linux/cpufeature.h>
 #include <linux/cpumask.h>
 #include <linux/jiffies.h>
 #include <linux/jump_label.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
+#include <linux/linkage.h>
 #include <linux/objtool.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -35,10 +37,8 @@
 #include <linux/sched/task.h>
 #include <linux/string.h>
 #include <linux/unaligned.h>
-#include <asm/cpufeature.h>
 #include <asm/ibt.h>
 #include <asm/insn.h>
-#include <linux/linkage.h>
 #include <asm/nospec-branch.h>
 #include <asm/processor-flags.h>
 #include <asm/vsyscall.h>
