@@ -907,8 +907,8 @@ static int apply_site_at(struct uprobe_site *s, struct mm_struct *mm,
 static int apply_site_mm(struct uprobe_site *s, struct uprobe_consumer *uc,
 			 struct mm_struct *mm, bool arm)
 {
-	unsigned long vaddrs[SITE_MAPS_MAX];
 	VMA_ITERATOR(vmi, mm, 0);
+	unsigned long vaddrs[SITE_MAPS_MAX];
 	struct vm_area_struct *vma;
 	int n, i, ret, err = 0;
 
