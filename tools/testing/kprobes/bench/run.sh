@@ -172,6 +172,11 @@ if want ulife; then
 fi
 # Hits per second of two threads on two vCPUs over one thread's, one probe.
 if want umulti; then
+	# The same loop unprobed (20 times as many calls, as they are cheap):
+	# how far two vCPUs scale on this host at all.
+	t1=$($ubin threads push $((un * 20)) 1 | cut -d' ' -f5)
+	t2=$($ubin threads push $((un * 20)) 2 | cut -d' ' -f5)
+	echo "kpbench: umulti.unprobed $(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", 2 * a / b }') x (1 thread $t1 ns, 2 threads $t2 ns)"
 	uprobe_on push 0
 	t1=$($ubin threads push "$un" 1 | cut -d' ' -f5)
 	t2=$($ubin threads push "$un" 2 | cut -d' ' -f5)
