@@ -16,6 +16,7 @@
 # commits), and only what changed after them is rebuilt.
 #
 # The tree is a git repository (build/check/linux) that is reset to upstream
+# (or, with KP_CHECK_FROM, to the last run's commit before that patch)
 # on every run; the kernel is built out of it (O=build/check/obj), so later
 # runs and later patches rebuild only what changed.
 set -euo pipefail

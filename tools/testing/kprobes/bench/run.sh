@@ -171,16 +171,18 @@ if want ulife; then
 	done
 fi
 # Hits per second of two threads on two vCPUs over one thread's, one probe.
+# scaling MEASURE N: N calls of "push" by one thread, then by each of two.
+scaling() {
+	t1=$($ubin threads push "$2" 1 | cut -d' ' -f5)
+	t2=$($ubin threads push "$2" 2 | cut -d' ' -f5)
+	echo "kpbench: $1 $(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", 2 * a / b }') x (1 thread $t1 ns, 2 threads $t2 ns)"
+}
 if want umulti; then
 	# The same loop unprobed (20 times as many calls, as they are cheap):
 	# how far two vCPUs scale on this host at all.
-	t1=$($ubin threads push $((un * 20)) 1 | cut -d' ' -f5)
-	t2=$($ubin threads push $((un * 20)) 2 | cut -d' ' -f5)
-	echo "kpbench: umulti.unprobed $(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", 2 * a / b }') x (1 thread $t1 ns, 2 threads $t2 ns)"
+	scaling umulti.unprobed $((un * 20))
 	uprobe_on push 0
-	t1=$($ubin threads push "$un" 1 | cut -d' ' -f5)
-	t2=$($ubin threads push "$un" 2 | cut -d' ' -f5)
+	scaling umulti.scale "$un"
 	rmmod upbench
-	echo "kpbench: umulti.scale $(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", 2 * a / b }') x (1 thread $t1 ns, 2 threads $t2 ns)"
 fi
 echo "kpbench: end"
