@@ -37,6 +37,7 @@
 #include <linux/sched/task.h>
 #include <linux/string.h>
 #include <linux/unaligned.h>
+#include <linux/workqueue.h>
 #include <asm/ibt.h>
 #include <asm/insn.h>
 #include <asm/nospec-branch.h>
@@ -2232,7 +2233,7 @@ static bool kpk_emu_site_emulates(unsigned long addr)
 
 	rcu_read_lock();
 	s = kprobe_site_lookup(addr);
-	ret = s && s->arch.op == KPX_STEP && s->arch.emu.kind != KPE_NONE;
+	ret = s && s->arch.op == KPX_STEP && s->arch.emulate;
 	rcu_read_unlock();
 	return ret;
 }
@@ -2711,6 +2712,37 @@ static void kpk_rtest_recursion(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rp->nmissed, 5);
 }
 
+static long kpk_rtest_cpus_call(void *arg)
+{
+	return kpk_call(kpkunit_target_a, (long)arg);
+}
+
+/*
+ * maxactive 1 and one call on each CPU in turn, twice round: every call
+ * gets the one instance, which each return leaves in its CPU's cache, so
+ * the next CPU must find it there instead of counting a miss.
+ */
+static void kpk_rtest_cpus(struct kunit *test)
+{
+	struct kretprobe *rp = kpk_rprobe(0, kpkunit_target_a, NULL, 1, false);
+	int cpu, round, calls = 0;
+	long x;
+
+	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
+	for (round = 0; round < 2; round++) {
+		for_each_online_cpu(cpu) {
+			x = 10 * round + cpu;
+			KUNIT_EXPECT_EQ(test, work_on_cpu(cpu, kpk_rtest_cpus_call,
+							  (void *)x),
+					kpk_model(kpkunit_target_a, x));
+			calls++;
+		}
+	}
+	KUNIT_EXPECT_GT(test, calls, 1);
+	KUNIT_EXPECT_EQ(test, kpk_returns(0), calls);
+	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
+}
+
 /* A kprobe and a kretprobe on one function. */
 static void kpk_rtest_with_kprobe(struct kunit *test)
 {
@@ -3044,6 +3076,7 @@ static struct kunit_case kpk_rp_cases[] = {
 	KUNIT_CASE(kpk_rtest_errors),
 	KUNIT_CASE(kpk_rtest_maxactive),
 	KUNIT_CASE(kpk_rtest_recursion),
+	KUNIT_CASE(kpk_rtest_cpus),
 	KUNIT_CASE(kpk_rtest_with_kprobe),
 	KUNIT_CASE(kpk_rtest_ftrace),
 	KUNIT_CASE(kpk_rtest_ftrace_shared),

@@ -33,6 +33,7 @@ static void kp_holder_free(struct rcu_head *head)
 						    rcu);
 
 	objpool_free(&rph->pool);
+	free_percpu(rph->cache);
 	kfree(rph);
 }
 
@@ -47,6 +48,57 @@ static void kp_holder_put(struct kretprobe_holder *rph, unsigned int n)
 }
 NOKPROBE_SYMBOL(kp_holder_put);
 
+/*
+ * Free instances are kept in a per-CPU cache of one, then in the objpool.
+ * A cache slot only ever changes by an atomic exchange: from its own CPU
+ * on the hit path, from any CPU that finds the rest empty
+ * (kp_cache_steal()), and at retirement; so an instance is never handed
+ * out twice, and never stranded on one CPU while another misses for want
+ * of it (maxactive holds as with the pool alone).  The slot spares the
+ * common entry and return the pool's interrupt masking and ring indices.
+ * Callers hold preemption off.
+ */
+static noinline struct kretprobe_instance *
+kp_cache_steal(struct kretprobe_holder *rph)
+{
+	struct kretprobe_instance *ri;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		ri = xchg(per_cpu_ptr(rph->cache, cpu), NULL);
+		if (ri)
+			return ri;
+	}
+	return NULL;
+}
+NOKPROBE_SYMBOL(kp_cache_steal);
+
+/*
+ * The pool's part tries this CPU's objpool slot first without masking
+ * interrupts: taking from a slot is safe against whatever an interrupt
+ * does to it meanwhile, as it is for the other CPUs, which take from it
+ * the same way when theirs are empty.
+ */
+static nokprobe_inline struct kretprobe_instance *
+kp_pool_get(struct kretprobe_holder *rph)
+{
+	struct kretprobe_instance *ri = xchg(this_cpu_ptr(rph->cache), NULL);
+
+	if (likely(ri))
+		return ri;
+	ri = __objpool_try_get_slot(&rph->pool, raw_smp_processor_id());
+	if (!ri)
+		ri = objpool_pop(&rph->pool);
+	return ri ? ri : kp_cache_steal(rph);
+}
+
+static nokprobe_inline void kp_pool_put(struct kretprobe_holder *rph,
+					struct kretprobe_instance *ri)
+{
+	if (cmpxchg(this_cpu_ptr(rph->cache), NULL, ri))
+		objpool_push(ri, &rph->pool);
+}
+
 /* An instance is done with: back to the pool, or retired with its probe. */
 static void kp_instance_recycle(struct kretprobe_instance *ri)
 {
@@ -55,7 +107,7 @@ static void kp_instance_recycle(struct kretprobe_instance *ri)
 	ri->task = NULL;
 	rcu_read_lock_sched_notrace();
 	if (likely(!READ_ONCE(rph->dead)))
-		objpool_push(ri, &rph->pool);
+		kp_pool_put(rph, ri);
 	else
 		kp_holder_put(rph, 1);
 	rcu_read_unlock_sched_notrace();
@@ -69,19 +121,6 @@ static nokprobe_inline void kp_count_rp_miss(struct kretprobe *rp)
 }
 
 /*
- * objpool_pop(), trying this CPU's slot first without masking interrupts:
- * the entry probe runs with preemption off, and taking from a slot is safe
- * against whatever an interrupt does to it meanwhile, as it is for the
- * other CPUs, which take from it the same way when theirs are empty.
- */
-static nokprobe_inline void *kp_pool_get(struct objpool_head *pool)
-{
-	void *obj = __objpool_try_get_slot(pool, raw_smp_processor_id());
-
-	return likely(obj) ? obj : objpool_pop(pool);
-}
-
-/*
  * The entry handler said no: the instance goes back.  Out of line, so that
  * the usual entry (no entry handler) saves fewer registers.
  */
@@ -92,7 +131,7 @@ static noinline bool kp_kretprobe_entry(struct kretprobe *rp,
 	if (!rp->entry_handler(ri, regs))
 		return true;
 	ri->task = NULL;
-	objpool_push(ri, &ri->rph->pool);
+	kp_pool_put(ri->rph, ri);
 	return false;
 }
 NOKPROBE_SYMBOL(kp_kretprobe_entry);
@@ -110,7 +149,7 @@ static notrace int pre_handler_kretprobe(struct kprobe *p,
 
 	if (unlikely(!rph))
 		return 0;
-	ri = kp_pool_get(&rph->pool);
+	ri = kp_pool_get(rph);
 	if (unlikely(!ri)) {
 		kp_count_rp_miss(rp);
 		return 0;
@@ -279,7 +318,7 @@ kp_trampoline_one(struct pt_regs *regs, struct kretprobe_instance *ri)
 	current->kretprobe_instances.first = ri->llist.next;
 	ri->task = NULL;
 	if (likely(!READ_ONCE(rph->dead)))
-		objpool_push(ri, &rph->pool);
+		kp_pool_put(rph, ri);
 	else
 		kp_holder_put(rph, 1);
 	return ret_addr;
@@ -377,11 +416,17 @@ static int kp_kretprobe_prepare(struct kretprobe *rp)
 	rph = kzalloc(sizeof(*rph), GFP_KERNEL);
 	if (!rph)
 		return -ENOMEM;
+	rph->cache = alloc_percpu(struct kretprobe_instance *);
+	if (!rph->cache) {
+		kfree(rph);
+		return -ENOMEM;
+	}
 	ret = objpool_init(&rph->pool, rp->maxactive,
 			   sizeof(struct kretprobe_instance) + rp->data_size,
 			   GFP_KERNEL, rph, kp_instance_init, NULL);
 	if (ret) {
 		/* Too many instances or too little memory: -ENOMEM, as upstream. */
+		free_percpu(rph->cache);
 		kfree(rph);
 		return -ENOMEM;
 	}
@@ -415,6 +460,7 @@ void kretprobe_retire(struct kprobe *p)
 	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
 	struct kretprobe_holder *rph;
 	unsigned int n = 1;
+	int cpu;
 
 	if (!kprobe_is_kretprobe(p) || !rp->rph)
 		return;
@@ -424,6 +470,9 @@ void kretprobe_retire(struct kprobe *p)
 	RCU_INIT_POINTER(rph->rp, NULL);
 	while (objpool_pop(&rph->pool))
 		n++;
+	for_each_possible_cpu(cpu)
+		if (xchg(per_cpu_ptr(rph->cache, cpu), NULL))
+			n++;
 	kp_holder_put(rph, n);
 }
 
@@ -433,6 +482,7 @@ static void kp_kretprobe_abort(struct kretprobe *rp)
 
 	rp->rph = NULL;
 	objpool_free(&rph->pool);
+	free_percpu(rph->cache);
 	kfree(rph);
 }
 

@@ -131,6 +131,8 @@ struct kretprobe_holder {
 	struct kretprobe __rcu	*rp;	/* NULL once unregistered */
 	bool			dead;	/* being unregistered */
 	struct objpool_head	pool;	/* free instances */
+	/* One more free instance per CPU, the first place to look. */
+	struct kretprobe_instance * __percpu *cache;
 	refcount_t		ref;	/* instances not yet retired, + 1 */
 	struct rcu_head		rcu;
 };
@@ -267,80 +269,41 @@ static __always_inline bool kprobe_site_has_post(struct kprobe_site *s)
 	return READ_ONCE(s->nr_post) != 0;
 }
 
-/**
- * kprobe_site_pre_one() - the pre handler of a site with one probe, inlined
- * @s: the site
- * @regs: the registers at the hit
- *
- * The usual case of a jump's detour, cheap enough to inline there; for a
- * caller that holds preemption off but may leave interrupts on, and has
- * found kprobe_running() NULL.  The probe makes itself current_kprobe
- * before kprobe_status is written, its hit counted and its handler run, so
- * a probe hit by an interrupt from then on only counts as missed; an
- * interrupt that comes earlier finds no probe running, and every hit it
- * takes puts current_kprobe back to NULL before it returns.  A handler's
- * return value is ignored: there is no other probe to skip.  The caller
- * clears current_kprobe when done.
- *
- * Return: false, having done nothing, when @s has not exactly one probe:
- * then call kprobe_site_pre().
- */
-static __always_inline bool kprobe_site_pre_one(struct kprobe_site *s,
-						struct pt_regs *regs)
+/* The site's only probe, or NULL when it has none or several. */
+static __always_inline struct kprobe *kprobe_site_only(struct kprobe_site *s)
 {
 	/* Preemption off is an RCU-sched read side, as the trap is. */
 	struct list_head *first = READ_ONCE(s->probes.next);
 	struct kprobe *p;
 
 	if (first == &s->probes || READ_ONCE(first->next) != &s->probes)
-		return false;
-	p = list_entry(first, struct kprobe, list);
-	if (kprobe_disabled(p))
-		return true;
-	__this_cpu_write(current_kprobe, p);
-	barrier();	/* an interrupt must see the two in this order */
-	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
-	/* A single instruction: an interrupt cannot split it. */
-	this_cpu_inc(*p->nhit);
-	if (p->pre_handler)
-		p->pre_handler(p, regs);
-	return true;
-}
-
-/* The site's only probe, or NULL when it has none or several. */
-static __always_inline struct kprobe *kprobe_site_only(struct kprobe_site *s)
-{
-	struct list_head *first = READ_ONCE(s->probes.next);
-
-	if (first == &s->probes || READ_ONCE(first->next) != &s->probes)
 		return NULL;
-	return list_entry(first, struct kprobe, list);
+	p = list_entry(first, struct kprobe, list);
+	/* A listed probe is never NULL: spares the hit paths a test. */
+	if (!p)
+		unreachable();
+	return p;
 }
 
 /**
- * kprobe_site_pre_fast() - kprobe_site_pre(), the one-probe case inlined
- * @s: the site
+ * kprobe_pre_one() - run the pre handler of a site's only probe
+ * @p: the probe, found by kprobe_site_only() and not disabled
  * @regs: the registers at the hit
  *
  * For the trap, and for callers that hold preemption off (an RCU-sched
  * read side, as the trap is) with interrupts perhaps on, having found
- * kprobe_running() NULL.  As in kprobe_site_pre_one(), the probe becomes
- * current_kprobe before kprobe_status is written: an interrupt that comes
- * before finds no probe running (and each hit it takes leaves
- * current_kprobe NULL again), one that comes after only counts a miss.
+ * kprobe_running() NULL.  The probe becomes current_kprobe before
+ * kprobe_status is written, its hit counted and its handler run, so a
+ * probe hit by an interrupt from then on only counts as missed; an
+ * interrupt that comes earlier finds no probe running, and every hit it
+ * takes puts current_kprobe back to NULL before it returns.  The caller
+ * clears current_kprobe when done.
  *
- * Return: as kprobe_site_pre(); leaves current_kprobe set or NULL (a
- * disabled probe), for the caller to clear.
+ * Return: what the pre handler returned (non-zero: it moved regs->ip).
  */
-static __always_inline int kprobe_site_pre_fast(struct kprobe_site *s,
-						struct pt_regs *regs)
+static __always_inline int kprobe_pre_one(struct kprobe *p,
+					  struct pt_regs *regs)
 {
-	struct kprobe *p = kprobe_site_only(s);
-
-	if (!p)
-		return kprobe_site_pre(s, regs);
-	if (kprobe_disabled(p))
-		return 0;
 	__this_cpu_write(current_kprobe, p);
 	barrier();	/* an interrupt must see the two in this order */
 	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
@@ -348,7 +311,32 @@ static __always_inline int kprobe_site_pre_fast(struct kprobe_site *s,
 	return p->pre_handler ? p->pre_handler(p, regs) : 0;
 }
 
-/* kprobe_site_post(), the one-probe case inlined; same callers. */
+/**
+ * kprobe_site_pre_one() - the pre handler of a site with one probe, inlined
+ * @s: the site
+ * @regs: the registers at the hit
+ *
+ * The usual case of a jump's detour, cheap enough to inline there; same
+ * callers' rules as kprobe_pre_one().  A handler's return value is
+ * ignored: there is no other probe to skip.  The caller clears
+ * current_kprobe when done.
+ *
+ * Return: false, having done nothing, when @s has not exactly one probe:
+ * then call kprobe_site_pre().
+ */
+static __always_inline bool kprobe_site_pre_one(struct kprobe_site *s,
+						struct pt_regs *regs)
+{
+	struct kprobe *p = kprobe_site_only(s);
+
+	if (!p)
+		return false;
+	if (!kprobe_disabled(p))
+		kprobe_pre_one(p, regs);
+	return true;
+}
+
+/* kprobe_site_post(), the one-probe case inlined; same callers as above. */
 static __always_inline void kprobe_site_post_fast(struct kprobe_site *s,
 						  struct pt_regs *regs)
 {

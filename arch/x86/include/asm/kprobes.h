@@ -116,7 +116,14 @@ enum kprobe_x86_emu_opd {
 
 struct kprobe_x86_emu {
 	unsigned long	addr;		/* RIP-relative operand; lea's constant */
-	s32		imm;		/* immediate */
+	s64		imm;		/* immediate, sign-extended */
+	/*
+	 * Where an ALU instruction's operands are, for emulate.c: a pt_regs
+	 * offset when the *_regs mask is ~0UL, an address (the memory
+	 * operand, or .imm) when it is 0.
+	 */
+	unsigned long	dst_at, src_at;
+	unsigned long	dst_regs, src_regs;
 	u8		kind;		/* enum kprobe_x86_emu_kind */
 	u8		alu;		/* enum kprobe_x86_emu_alu */
 	u8		size;		/* operand size: 4 or 8 */
@@ -134,8 +141,15 @@ int kp_copy_insn(u8 *dst, const u8 *src, struct insn *insn, long delta);
 extern const s32 kpkunit_refused_off[];
 #endif
 
+/*
+ * Carries a site's instruction out on the registers of a hit, regs->ip
+ * included; false when it could not and changed nothing (emulate.c).
+ */
+typedef bool kprobe_x86_emulate_t(struct kprobe_site *s, struct pt_regs *regs);
+
 /* Per probe site, filled by arch_prepare_kprobe_site(). */
 struct arch_kprobe_site {
+	kprobe_x86_emulate_t *emulate;	/* NULL: only the slot's copy can */
 	kprobe_opcode_t	*slot;		/* copy + int3; NULL when emulated */
 	unsigned long	target;		/* destination of a relative branch */
 	u16		imm;		/* ret imm16, or register offset */

@@ -57,45 +57,30 @@ static nokprobe_inline void kp_restore_prev(struct kprobe_ctlblk *kcb)
 	kcb->step = kcb->prev.step;
 }
 
-/* The probed instruction has been carried out: post handlers, then idle. */
-static void kp_finish(struct kprobe_site *s, struct pt_regs *regs,
-		      struct kprobe_ctlblk *kcb)
+/*
+ * The probed instruction has been carried out: post handlers, then idle.
+ * Inline, like kp_execute(): @reenter is a constant in the callers of the
+ * hit path, and a hit with a post handler goes through both.
+ */
+static nokprobe_inline void kp_finish(struct kprobe_site *s,
+				      struct pt_regs *regs,
+				      struct kprobe_ctlblk *kcb, bool reenter)
 {
-	if (kcb->kprobe_status == KPROBE_REENTER) {
+	if (reenter) {
 		kp_restore_prev(kcb);
 		return;
 	}
-
-	kcb->step.site = NULL;
 	if (kprobe_site_has_post(s)) {
 		kcb->kprobe_status = KPROBE_HIT_SSDONE;
 		kprobe_site_post_fast(s, regs);
 	}
 	__this_cpu_write(current_kprobe, NULL);
 }
-NOKPROBE_SYMBOL(kp_finish);
 
-/*
- * Carry out the probed instruction in state @status (HIT_SS or REENTER):
- * emulate it and finish now, or send the CPU to the copy in the slot with
- * interrupts off; kp_copy_returned() takes over when it comes back.
- */
-static void kp_execute(struct kprobe_site *s, struct pt_regs *regs,
-		       struct kprobe_ctlblk *kcb, unsigned long status)
+/* Send the CPU to the copy in the slot; kp_copy_returned() takes over. */
+static void kp_step(struct kprobe_site *s, struct pt_regs *regs,
+		    struct kprobe_ctlblk *kcb)
 {
-	kcb->kprobe_status = status;
-
-	if (!kprobe_x86_op_steps(s->arch.op)) {
-		kprobe_x86_emulate(s, regs);
-		kp_finish(s, regs, kcb);
-		return;
-	}
-	/* One trap instead of two, where the copy's work can be done here. */
-	if (s->arch.emu.kind != KPE_NONE && kprobe_x86_emulate_step(s, regs)) {
-		kp_finish(s, regs, kcb);
-		return;
-	}
-
 	kcb->step.site = s;
 	kcb->step.flags = regs->flags;
 	__this_cpu_write(current_kprobe, &kp_copy_running);
@@ -103,7 +88,25 @@ static void kp_execute(struct kprobe_site *s, struct pt_regs *regs,
 	regs->flags &= ~X86_EFLAGS_IF;
 	regs->ip = (unsigned long)s->arch.slot;
 }
-NOKPROBE_SYMBOL(kp_execute);
+NOKPROBE_SYMBOL(kp_step);
+
+/*
+ * Carry out the probed instruction in state HIT_SS, or REENTER if
+ * @reenter: emulate it and finish now (one trap instead of two), or step
+ * the copy.
+ */
+static nokprobe_inline void kp_execute(struct kprobe_site *s,
+				       struct pt_regs *regs,
+				       struct kprobe_ctlblk *kcb, bool reenter)
+{
+	kprobe_x86_emulate_t *emulate = s->arch.emulate;
+
+	kcb->kprobe_status = reenter ? KPROBE_REENTER : KPROBE_HIT_SS;
+	if (emulate && emulate(s, regs))
+		kp_finish(s, regs, kcb, reenter);
+	else
+		kp_step(s, regs, kcb);
+}
 
 /* Is the int3 at @addr the one behind the copy this CPU is running? */
 static bool kp_copy_returned(unsigned long addr, struct pt_regs *regs,
@@ -116,8 +119,10 @@ static bool kp_copy_returned(unsigned long addr, struct pt_regs *regs,
 	if (addr != (unsigned long)s->arch.slot + s->arch.len)
 		return false;
 
+	/* Only a stepping hit sets step.site: the emulated ones need none. */
+	kcb->step.site = NULL;
 	kprobe_x86_step_fixup(s, regs, kcb->step.flags);
-	kp_finish(s, regs, kcb);
+	kp_finish(s, regs, kcb, kcb->kprobe_status == KPROBE_REENTER);
 	return true;
 }
 NOKPROBE_SYMBOL(kp_copy_returned);
@@ -137,26 +142,72 @@ static kprobe_opcode_t *kp_jumping_copy(struct kprobe_site *s)
 	return s->arch.boost ? s->arch.slot + KPROBE_BOOST_OFF : NULL;
 }
 
-static void kp_hit(struct kprobe_site *s, struct pt_regs *regs,
-		   struct kprobe_ctlblk *kcb)
+/*
+ * With nothing left to do after the instruction, leave the trap for a copy
+ * that jumps back by itself.  Return: false when the site has none.
+ */
+static nokprobe_inline bool kp_leave_by_copy(struct kprobe_site *s,
+					     struct pt_regs *regs)
 {
-	kprobe_opcode_t *copy;
+	kprobe_opcode_t *copy = kp_jumping_copy(s);
 
-	if (kprobe_site_pre_fast(s, regs)) {
+	if (!copy)
+		return false;
+	__this_cpu_write(current_kprobe, NULL);
+	regs->ip = (unsigned long)copy;
+	return true;
+}
+
+/* A hit on a site with several probes, or with a disabled one. */
+static void kp_hit_many(struct kprobe_site *s, struct pt_regs *regs,
+			struct kprobe_ctlblk *kcb)
+{
+	if (kprobe_site_pre(s, regs)) {
 		/* A handler moved regs->ip: no instruction, no post handler. */
 		__this_cpu_write(current_kprobe, NULL);
 		return;
 	}
-	copy = kprobe_site_has_post(s) ? NULL : kp_jumping_copy(s);
-	if (copy) {
-		/* Nothing left to do after the instruction. */
-		__this_cpu_write(current_kprobe, NULL);
-		regs->ip = (unsigned long)copy;
+	if (!kprobe_site_has_post(s) && kp_leave_by_copy(s, regs))
+		return;
+	kp_execute(s, regs, kcb, false);
+}
+NOKPROBE_SYMBOL(kp_hit_many);
+
+/*
+ * The usual hit: one enabled probe, @p.  Its post handler is the one it
+ * had at the pre handler's time, run after an emulated instruction without
+ * looking at the site again: a probe registered meanwhile has not seen the
+ * pre either, and @p cannot go away before the trap ends (unregistering
+ * waits for a grace period, which this CPU holds off with interrupts off).
+ * A stepped instruction ends in kp_copy_returned(), with the site's post
+ * handlers.
+ */
+static nokprobe_inline void kp_hit_one(struct kprobe_site *s,
+				       struct kprobe *p, struct pt_regs *regs,
+				       struct kprobe_ctlblk *kcb)
+{
+	kprobe_x86_emulate_t *emulate;
+	kprobe_post_handler_t post;
+
+	if (kprobe_pre_one(p, regs))
+		goto idle;	/* regs->ip moved: no instruction, no post */
+	post = p->post_handler;
+	if (!post) {
+		if (!kp_leave_by_copy(s, regs))
+			kp_execute(s, regs, kcb, false);
 		return;
 	}
-	kp_execute(s, regs, kcb, KPROBE_HIT_SS);
+	kcb->kprobe_status = KPROBE_HIT_SS;
+	emulate = s->arch.emulate;
+	if (unlikely(!emulate || !emulate(s, regs))) {
+		kp_step(s, regs, kcb);
+		return;
+	}
+	kcb->kprobe_status = KPROBE_HIT_SSDONE;
+	post(p, regs, 0);
+idle:
+	__this_cpu_write(current_kprobe, NULL);
 }
-NOKPROBE_SYMBOL(kp_hit);
 
 /*
  * A probe hit while a re-entered one is carried out.  Carrying out a
@@ -173,10 +224,8 @@ static bool kp_reenter_nested(struct kprobe_site *s, struct pt_regs *regs)
 
 	WARN_ONCE(1, "kprobes: probe at %pS hit while a re-entered probe was being carried out on this CPU\n",
 		  s->addr);
-	if (!kprobe_x86_op_steps(s->arch.op)) {
-		kprobe_x86_emulate(s, regs);
+	if (s->arch.emulate && s->arch.emulate(s, regs))
 		return true;
-	}
 	copy = kp_jumping_copy(s);
 	if (!copy)
 		return false;
@@ -194,17 +243,46 @@ static bool kp_reenter(struct kprobe_site *s, struct pt_regs *regs,
 		return kp_reenter_nested(s, regs);
 
 	kp_save_prev(kcb);
-	kp_execute(s, regs, kcb, KPROBE_REENTER);
+	kp_execute(s, regs, kcb, true);
 	return true;
 }
 NOKPROBE_SYMBOL(kp_reenter);
+
+/*
+ * An int3 at @addr that is not in the table: another subsystem's, or ours
+ * but removed between this CPU's trap and the lookup, in which case the
+ * original instruction is back: run it.
+ */
+static int kp_int3_unknown(unsigned long addr, struct pt_regs *regs)
+{
+	if (*(kprobe_opcode_t *)addr == INT3_INSN_OPCODE)
+		return 0;
+	regs->ip = addr;
+	return 1;
+}
+NOKPROBE_SYMBOL(kp_int3_unknown);
+
+/* An int3 while this CPU is inside kprobes already. */
+static int kp_int3_busy(unsigned long addr, struct pt_regs *regs)
+{
+	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
+	struct kprobe_site *s;
+
+	if (kp_copy_returned(addr, regs, kcb))
+		return 1;
+	s = kp_site_find(addr);
+	if (!s)
+		return kp_int3_unknown(addr, regs);
+	return kp_reenter(s, regs, kcb);
+}
+NOKPROBE_SYMBOL(kp_int3_busy);
 
 /* Called from do_int3() with interrupts off; 1 when the int3 was ours. */
 int kprobe_int3_handler(struct pt_regs *regs)
 {
 	unsigned long addr = regs->ip - INT3_INSN_SIZE;
-	struct kprobe_ctlblk *kcb;
 	struct kprobe_site *s;
+	struct kprobe *p;
 
 	/*
 	 * In user space the only probes are uprobes.  Their die notifier
@@ -214,26 +292,17 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	 */
 	if (user_mode(regs))
 		return uprobe_pre_sstep_notifier(regs);
-
-	kcb = get_kprobe_ctlblk();
-	if (kprobe_running() && kp_copy_returned(addr, regs, kcb))
-		return 1;
+	if (unlikely(kprobe_running()))
+		return kp_int3_busy(addr, regs);
 
 	s = kp_site_find(addr);
-	if (!s) {
-		if (*(kprobe_opcode_t *)addr == INT3_INSN_OPCODE)
-			return 0;	/* someone else's breakpoint */
-		/*
-		 * Our probe was removed between this CPU's trap and the
-		 * lookup; the original instruction is back, run it.
-		 */
-		regs->ip = addr;
-		return 1;
-	}
-
-	if (kprobe_running())
-		return kp_reenter(s, regs, kcb);
-	kp_hit(s, regs, kcb);
+	if (unlikely(!s))
+		return kp_int3_unknown(addr, regs);
+	p = kprobe_site_only(s);
+	if (likely(p && !kprobe_disabled(p)))
+		kp_hit_one(s, p, regs, get_kprobe_ctlblk());
+	else
+		kp_hit_many(s, regs, get_kprobe_ctlblk());
 	return 1;
 }
 NOKPROBE_SYMBOL(kprobe_int3_handler);

@@ -792,6 +792,8 @@ int arch_prepare_kprobe_site(struct kprobe_site *s)
 		s->arch.boost = kp_can_boost(s);
 		ret = kp_fill_slot(s, kp_func_bytes(&f, addr), &insn);
 	}
+	if (!ret)
+		ret = kprobe_x86_pick_emulation(s);
 	/* A site that cannot be optimized simply stays a breakpoint. */
 	if (!ret)
 		kp_opt_prepare(s, &f);

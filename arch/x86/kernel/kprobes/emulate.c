@@ -71,170 +71,129 @@ static nokprobe_inline void kp_emulate_call(struct kprobe_site *s,
 	int3_emulate_jmp(regs, target);
 }
 
-void kprobe_x86_emulate(struct kprobe_site *s, struct pt_regs *regs)
+/*
+ * The instructions that cannot run out of line, one function each, so that
+ * a hit makes one indirect call instead of walking a switch: prepare picks
+ * the function (kprobe_x86_pick_emulation()).  Each leaves the registers as
+ * after the instruction, regs->ip included, and cannot fail.  They run in
+ * the int3 handler, so they live in the kprobes section, where no probe
+ * can go.
+ */
+static noinline bool __kprobes kpx_next_in_opt(struct kprobe_site *s,
+						struct pt_regs *regs)
 {
-	struct arch_kprobe_site *a = &s->arch;
+	int3_emulate_jmp(regs, kp_next_ip(s));
+	return true;
+}
+
+/*
+ * On to the next instruction; every emulation but a branch's ends here.
+ * A site in the optimizer's hands is rare: out of line, so that the usual
+ * case saves no registers for the call.
+ */
+static bool __kprobes kpx_nop(struct kprobe_site *s, struct pt_regs *regs)
+{
+	if (unlikely(READ_ONCE(s->opt) != KPROBE_OPT_NONE))
+		return kpx_next_in_opt(s, regs);
+	int3_emulate_jmp(regs, (unsigned long)s->addr + s->arch.len);
+	return true;
+}
+
+static bool __kprobes kpx_jmp(struct kprobe_site *s, struct pt_regs *regs)
+{
+	int3_emulate_jmp(regs, s->arch.target);
+	return true;
+}
+
+static bool __kprobes kpx_call(struct kprobe_site *s, struct pt_regs *regs)
+{
+	kp_emulate_call(s, regs, s->arch.target);
+	return true;
+}
+
+static bool __kprobes kpx_jcc(struct kprobe_site *s, struct pt_regs *regs)
+{
 	unsigned long next = kp_next_ip(s);
 
-	switch (a->op) {
-	case KPX_JMP:
-		int3_emulate_jmp(regs, a->target);
-		return;
-	case KPX_CALL:
-		kp_emulate_call(s, regs, a->target);
-		return;
-	case KPX_JCC:
-		int3_emulate_jcc(regs, a->cond, next, a->target - next);
-		return;
-	case KPX_LOOP:
-		int3_emulate_jmp(regs, probe_insn_loop_taken(a->cond, regs) ?
-				 a->target : next);
-		return;
-	case KPX_RET:
-		int3_emulate_ret(regs);
-		regs->sp += a->imm;
-		return;
-	case KPX_JMP_REG:
-		int3_emulate_jmp(regs, regs_get_register(regs, a->imm));
-		return;
-	case KPX_CALL_REG:
-		/* Read the register first: it may be %rsp itself. */
-		kp_emulate_call(s, regs, regs_get_register(regs, a->imm));
-		return;
-	case KPX_CLI:
-		regs->flags &= ~X86_EFLAGS_IF;
-		break;
-	case KPX_STI:
-		regs->flags |= X86_EFLAGS_IF;
-		break;
-	case KPX_POPF:
-		kp_emulate_popf(regs);
-		break;
-	case KPX_NOP:
-		break;
-	default:
-		/*
-		 * arch_prepare_kprobe_site() hands out no other kind, so the
-		 * site is corrupt.  There is no copy to run instead: say so
-		 * and go on after the instruction rather than stop the machine.
-		 */
-		WARN_ONCE(1, "kprobes: site at %pS has kind %u, not emulated\n",
-			  s->addr, a->op);
-		break;
-	}
-	int3_emulate_jmp(regs, next);
+	int3_emulate_jcc(regs, s->arch.cond, next, s->arch.target - next);
+	return true;
 }
-NOKPROBE_SYMBOL(kprobe_x86_emulate);
+
+static bool __kprobes kpx_loop(struct kprobe_site *s, struct pt_regs *regs)
+{
+	int3_emulate_jmp(regs, probe_insn_loop_taken(s->arch.cond, regs) ?
+			 s->arch.target : kp_next_ip(s));
+	return true;
+}
+
+static bool __kprobes kpx_ret(struct kprobe_site *s, struct pt_regs *regs)
+{
+	int3_emulate_ret(regs);
+	regs->sp += s->arch.imm;
+	return true;
+}
+
+static bool __kprobes kpx_jmp_reg(struct kprobe_site *s, struct pt_regs *regs)
+{
+	int3_emulate_jmp(regs, regs_get_register(regs, s->arch.imm));
+	return true;
+}
+
+static bool __kprobes kpx_call_reg(struct kprobe_site *s, struct pt_regs *regs)
+{
+	/* Read the register first: it may be %rsp itself. */
+	kp_emulate_call(s, regs, regs_get_register(regs, s->arch.imm));
+	return true;
+}
+
+static bool __kprobes kpx_cli(struct kprobe_site *s, struct pt_regs *regs)
+{
+	regs->flags &= ~X86_EFLAGS_IF;
+	return kpx_nop(s, regs);
+}
+
+static bool __kprobes kpx_sti(struct kprobe_site *s, struct pt_regs *regs)
+{
+	regs->flags |= X86_EFLAGS_IF;
+	return kpx_nop(s, regs);
+}
+
+static bool __kprobes kpx_popf(struct kprobe_site *s, struct pt_regs *regs)
+{
+	kp_emulate_popf(regs);
+	return kpx_nop(s, regs);
+}
+
+static kprobe_x86_emulate_t *const kpx_emulate[] = {
+	[KPX_NOP] = kpx_nop,		[KPX_JMP] = kpx_jmp,
+	[KPX_CALL] = kpx_call,		[KPX_JCC] = kpx_jcc,
+	[KPX_LOOP] = kpx_loop,		[KPX_RET] = kpx_ret,
+	[KPX_JMP_REG] = kpx_jmp_reg,	[KPX_CALL_REG] = kpx_call_reg,
+	[KPX_CLI] = kpx_cli,		[KPX_STI] = kpx_sti,
+	[KPX_POPF] = kpx_popf,
+};
+
+/*
+ * Plain register, stack and RIP-relative data instructions (KPX_STEP with
+ * an emu decoding): carried out here too, so that a hit with a post
+ * handler traps once instead of twice.  These leave the registers (and
+ * memory) exactly as running the slot's copy and kprobe_x86_step_fixup()
+ * would.  The decoding in s->arch.emu is written before the site is armed
+ * and stays until after it is gone, like the slot, so it cannot change
+ * under a CPU in here.  They return false when a memory access faulted
+ * and nothing was changed: the caller then runs the copy, which faults as
+ * the original would.
+ */
 
 /* The arithmetic flags; inc and dec leave CF as it was. */
 #define KP_ALU_FLAGS	(X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_AF | \
 			 X86_EFLAGS_ZF | X86_EFLAGS_SF | X86_EFLAGS_OF)
 
-/*
- * One ALU operation, run by the CPU itself on @d and @s so that the result
- * and every flag (also the ones the manuals leave undefined, like AF after
- * a logical operation) are what the probed instruction would have produced.
- * The flags come back in *@fl.
- */
-#define KP_ALU_OP(op, sfx, d, s, fl)					\
-	({								\
-		asm volatile(op sfx " %[src], %[dst]\n\t"		\
-			     "pushf\n\tpop %[flg]"			\
-			     : [dst] "+r" (d), [flg] "=r" (fl)		\
-			     : [src] "r" (s) : "cc");			\
-	})
-
-#define KP_ALU_OP1(op, sfx, d, fl)					\
-	({								\
-		asm volatile(op sfx " %[dst]\n\tpushf\n\tpop %[flg]"	\
-			     : [dst] "+r" (d), [flg] "=r" (fl) : : "cc");	\
-	})
-
-#define KP_ALU_SWITCH(alu, sfx, d, s, fl)				\
-	do {								\
-		switch (alu) {						\
-		case KPE_ADD:						\
-			KP_ALU_OP("add", sfx, d, s, fl);		\
-			break;						\
-		case KPE_OR:						\
-			KP_ALU_OP("or", sfx, d, s, fl);			\
-			break;						\
-		case KPE_AND:						\
-			KP_ALU_OP("and", sfx, d, s, fl);		\
-			break;						\
-		case KPE_SUB:						\
-			KP_ALU_OP("sub", sfx, d, s, fl);		\
-			break;						\
-		case KPE_XOR:						\
-			KP_ALU_OP("xor", sfx, d, s, fl);		\
-			break;						\
-		case KPE_CMP:						\
-			KP_ALU_OP("cmp", sfx, d, s, fl);		\
-			break;						\
-		case KPE_TEST:						\
-			KP_ALU_OP("test", sfx, d, s, fl);		\
-			break;						\
-		case KPE_INC:						\
-			KP_ALU_OP1("inc", sfx, d, fl);			\
-			break;						\
-		case KPE_DEC:						\
-			KP_ALU_OP1("dec", sfx, d, fl);			\
-			break;						\
-		default:	/* KPE_MOV: no flags */			\
-			d = s;						\
-			fl = 0;						\
-			break;						\
-		}							\
-	} while (0)
-
-static nokprobe_inline u64 kp_alu(u8 alu, u8 size, u64 d, u64 s,
-				  unsigned long *fl)
+static nokprobe_inline void kp_emu_set_flags(struct pt_regs *regs,
+					     unsigned long fl,
+					     unsigned long mask)
 {
-	u32 dl = d, sl = s;
-
-	if (size == 8) {
-		KP_ALU_SWITCH(alu, "q", d, s, *fl);
-		return d;
-	}
-	KP_ALU_SWITCH(alu, "l", dl, sl, *fl);
-	return dl;	/* a 32-bit result clears the upper half */
-}
-
-/*
- * The memory operands are RIP-relative, in data that decode.c made sure the
- * probed code's own image keeps mapped and writable while the code exists
- * (kp_emu_data_ok()).  The accesses still go through the exception table:
- * if one faults anyway, nothing has been changed yet, and the caller runs
- * the copy in the slot instead, which faults as the original would.  These
- * are inline asm, so no sanitizer call can sneak into the trap handler.
- */
-static nokprobe_inline bool kp_emu_load(unsigned long addr, u8 size, u64 *v)
-{
-	u32 v32;
-
-	if (size == 8) {
-		__get_kernel_nofault(v, (u64 *)addr, u64, fault);
-		return true;
-	}
-	__get_kernel_nofault(&v32, (u32 *)addr, u32, fault);
-	*v = v32;
-	return true;
-fault:
-	return false;
-}
-
-static nokprobe_inline bool kp_emu_store(unsigned long addr, u8 size, u64 v)
-{
-	u32 v32 = v;
-
-	if (size == 8) {
-		__put_kernel_nofault((u64 *)addr, &v, u64, fault);
-		return true;
-	}
-	__put_kernel_nofault((u32 *)addr, &v32, u32, fault);
-	return true;
-fault:
-	return false;
+	regs->flags = (regs->flags & ~mask) | (fl & mask);
 }
 
 /*
@@ -253,108 +212,236 @@ static nokprobe_inline void kp_emu_set_reg(struct pt_regs *regs, u8 reg,
 	*(unsigned long *)((u8 *)regs + reg) = v;
 }
 
-static nokprobe_inline bool kp_emu_read(struct pt_regs *regs,
-					const struct kprobe_x86_emu *e,
-					u8 opd, u8 reg, u64 *v)
+static bool __kprobes kpe_push(struct kprobe_site *s, struct pt_regs *regs)
 {
-	switch (opd) {
-	case KPE_OPD_REG:
-		*v = kp_emu_get_reg(regs, reg);
-		return true;
-	case KPE_OPD_IMM:
-		*v = (s64)e->imm;
-		return true;
-	case KPE_OPD_MEM:
-		return kp_emu_load(e->addr, e->size, v);
-	}
-	*v = 0;
-	return true;
+	/* push %rsp pushes the value from before the push. */
+	int3_emulate_push(regs, kp_emu_get_reg(regs, s->arch.emu.src));
+	return kpx_nop(s, regs);
 }
 
-static nokprobe_inline unsigned long kp_emu_lea(struct pt_regs *regs,
-						const struct kprobe_x86_emu *e)
+static bool __kprobes kpe_pop(struct kprobe_site *s, struct pt_regs *regs)
 {
+	/* pop %rsp loads %rsp last, overriding the increment. */
+	unsigned long v = int3_emulate_pop(regs);
+
+	kp_emu_set_reg(regs, s->arch.emu.dst, v);
+	return kpx_nop(s, regs);
+}
+
+static bool __kprobes kpe_lea(struct kprobe_site *s, struct pt_regs *regs)
+{
+	const struct kprobe_x86_emu *e = &s->arch.emu;
 	unsigned long ea = e->addr;
 
 	if (e->base != KPE_NOREG)
 		ea += kp_emu_get_reg(regs, e->base);
 	if (e->index != KPE_NOREG)
 		ea += kp_emu_get_reg(regs, e->index) << e->scale;
-	return e->size == 8 ? ea : (u32)ea;
+	kp_emu_set_reg(regs, e->dst, e->size == 8 ? ea : (u32)ea);
+	return kpx_nop(s, regs);
 }
 
-
-static nokprobe_inline bool kp_emu_alu(struct pt_regs *regs,
-				       const struct kprobe_x86_emu *e)
+/*
+ * The ALU instructions: one function per operation and operand width.
+ * Their operands are found without a test on their kind: decode.c left
+ * each as an offset into pt_regs, or as an address (the RIP-relative
+ * operand, or .imm), and a mask that adds the registers' base only to the
+ * former (kp_emu_opd()).  Every access goes through the exception table:
+ * a register never faults, the memory operand lies in data that decode.c
+ * made sure the probed code's own image keeps mapped and writable while
+ * the code exists (kp_emu_data_ok()), and if one faults anyway, nothing
+ * has been written yet.  The operation itself is run by the CPU on the
+ * values, so that the result and every flag (also those the manuals leave
+ * undefined, like AF after a logical operation) are what the probed
+ * instruction would have produced.  These are inline asm, so no sanitizer
+ * call can sneak into the trap handler.
+ */
+static nokprobe_inline void *kp_emu_opd(struct pt_regs *regs,
+					unsigned long at, unsigned long in_regs)
 {
-	unsigned long fl = 0, mask = KP_ALU_FLAGS;
-	u64 d = 0, s, r;
+	return (void *)(at + ((unsigned long)regs & in_regs));
+}
 
-	if (!kp_emu_read(regs, e, e->src_opd, e->src, &s))
-		return false;
-	if (e->alu != KPE_MOV && !kp_emu_read(regs, e, e->dst_opd, e->dst, &d))
-		return false;
-	r = kp_alu(e->alu, e->size, d, s, &fl);
+#define KP_EMU_GET(v, p)	__get_kernel_nofault(&(v), (p), typeof(v), fault)
+#define KP_EMU_PUT(p, v)	__put_kernel_nofault((p), &(v), typeof(v), fault)
 
-	/* Memory first: when the store faults, no register has changed. */
-	if (e->alu != KPE_CMP && e->alu != KPE_TEST) {
-		if (e->dst_opd == KPE_OPD_MEM) {
-			if (!kp_emu_store(e->addr, e->size, r))
-				return false;
-		} else {
-			kp_emu_set_reg(regs, e->dst, r);
-		}
+/* dst OP= src; an operation that writes its destination. */
+#define KP_EMU_OP2(op)							\
+	do {								\
+		KP_EMU_GET(sv, sp);					\
+		KP_EMU_GET(dv, dp);					\
+		asm volatile(op " %[src], %[dst]\n\tpushf\n\tpop %[flg]"\
+			     : [dst] "+r" (dv), [flg] "=r" (fl)		\
+			     : [src] "r" (sv) : "cc");			\
+		wv = dv;						\
+		KP_EMU_PUT(dp, wv);					\
+		kp_emu_set_flags(regs, fl, KP_ALU_FLAGS);		\
+	} while (0)
+
+/* cmp and test: only the flags. */
+#define KP_EMU_FLAGS2(op)						\
+	do {								\
+		KP_EMU_GET(sv, sp);					\
+		KP_EMU_GET(dv, dp);					\
+		asm volatile(op " %[src], %[dst]\n\tpushf\n\tpop %[flg]"\
+			     : [flg] "=r" (fl)				\
+			     : [dst] "r" (dv), [src] "r" (sv) : "cc");	\
+		kp_emu_set_flags(regs, fl, KP_ALU_FLAGS);		\
+	} while (0)
+
+/* inc and dec: one operand, CF untouched. */
+#define KP_EMU_OP1(op)							\
+	do {								\
+		KP_EMU_GET(dv, dp);					\
+		asm volatile(op " %[dst]\n\tpushf\n\tpop %[flg]"	\
+			     : [dst] "+r" (dv), [flg] "=r" (fl) : : "cc");\
+		wv = dv;						\
+		KP_EMU_PUT(dp, wv);					\
+		kp_emu_set_flags(regs, fl,				\
+				 KP_ALU_FLAGS & ~X86_EFLAGS_CF);	\
+	} while (0)
+
+#define KP_EMU_MOV()							\
+	do {								\
+		KP_EMU_GET(sv, sp);					\
+		wv = sv;						\
+		KP_EMU_PUT(dp, wv);					\
+	} while (0)
+
+/*
+ * kpe_NAME(): operands of type T, the result written back as W.  The
+ * widths: _q 64-bit, _lr 32-bit into a register (zero-extended to the
+ * whole register), _lm 32-bit into memory (4 bytes); cmp and test write
+ * nothing, so their _l serves both.
+ */
+#define KP_EMU_FN(name, T, W, body)					\
+static bool __kprobes kpe_##name(struct kprobe_site *s,			\
+				 struct pt_regs *regs)			\
+{									\
+	const struct kprobe_x86_emu *e = &s->arch.emu;			\
+	T *sp __maybe_unused = kp_emu_opd(regs, e->src_at, e->src_regs);\
+	void *dp = kp_emu_opd(regs, e->dst_at, e->dst_regs);		\
+	unsigned long fl __maybe_unused;				\
+	T sv __maybe_unused, dv __maybe_unused;				\
+	W wv __maybe_unused;						\
+									\
+	body;								\
+	return kpx_nop(s, regs);					\
+fault:									\
+	return false;							\
+}
+
+KP_EMU_FN(mov_q, u64, u64, KP_EMU_MOV());
+KP_EMU_FN(mov_lr, u32, u64, KP_EMU_MOV());
+KP_EMU_FN(mov_lm, u32, u32, KP_EMU_MOV());
+KP_EMU_FN(add_q, u64, u64, KP_EMU_OP2("add"));
+KP_EMU_FN(add_lr, u32, u64, KP_EMU_OP2("add"));
+KP_EMU_FN(add_lm, u32, u32, KP_EMU_OP2("add"));
+KP_EMU_FN(or_q, u64, u64, KP_EMU_OP2("or"));
+KP_EMU_FN(or_lr, u32, u64, KP_EMU_OP2("or"));
+KP_EMU_FN(or_lm, u32, u32, KP_EMU_OP2("or"));
+KP_EMU_FN(and_q, u64, u64, KP_EMU_OP2("and"));
+KP_EMU_FN(and_lr, u32, u64, KP_EMU_OP2("and"));
+KP_EMU_FN(and_lm, u32, u32, KP_EMU_OP2("and"));
+KP_EMU_FN(sub_q, u64, u64, KP_EMU_OP2("sub"));
+KP_EMU_FN(sub_lr, u32, u64, KP_EMU_OP2("sub"));
+KP_EMU_FN(sub_lm, u32, u32, KP_EMU_OP2("sub"));
+KP_EMU_FN(xor_q, u64, u64, KP_EMU_OP2("xor"));
+KP_EMU_FN(xor_lr, u32, u64, KP_EMU_OP2("xor"));
+KP_EMU_FN(xor_lm, u32, u32, KP_EMU_OP2("xor"));
+KP_EMU_FN(cmp_q, u64, u64, KP_EMU_FLAGS2("cmp"));
+KP_EMU_FN(cmp_l, u32, u32, KP_EMU_FLAGS2("cmp"));
+KP_EMU_FN(test_q, u64, u64, KP_EMU_FLAGS2("test"));
+KP_EMU_FN(test_l, u32, u32, KP_EMU_FLAGS2("test"));
+KP_EMU_FN(inc_q, u64, u64, KP_EMU_OP1("inc"));
+KP_EMU_FN(inc_lr, u32, u64, KP_EMU_OP1("inc"));
+KP_EMU_FN(inc_lm, u32, u32, KP_EMU_OP1("inc"));
+KP_EMU_FN(dec_q, u64, u64, KP_EMU_OP1("dec"));
+KP_EMU_FN(dec_lr, u32, u64, KP_EMU_OP1("dec"));
+KP_EMU_FN(dec_lm, u32, u32, KP_EMU_OP1("dec"));
+
+/* By enum kprobe_x86_emu_alu, then width: _q, _lr, _lm. */
+static kprobe_x86_emulate_t *const kpe_alu[][3] = {
+	[KPE_MOV] = { kpe_mov_q, kpe_mov_lr, kpe_mov_lm },
+	[KPE_ADD] = { kpe_add_q, kpe_add_lr, kpe_add_lm },
+	[KPE_OR] = { kpe_or_q, kpe_or_lr, kpe_or_lm },
+	[KPE_AND] = { kpe_and_q, kpe_and_lr, kpe_and_lm },
+	[KPE_SUB] = { kpe_sub_q, kpe_sub_lr, kpe_sub_lm },
+	[KPE_XOR] = { kpe_xor_q, kpe_xor_lr, kpe_xor_lm },
+	[KPE_CMP] = { kpe_cmp_q, kpe_cmp_l, kpe_cmp_l },
+	[KPE_TEST] = { kpe_test_q, kpe_test_l, kpe_test_l },
+	[KPE_INC] = { kpe_inc_q, kpe_inc_lr, kpe_inc_lm },
+	[KPE_DEC] = { kpe_dec_q, kpe_dec_lr, kpe_dec_lm },
+};
+
+/* Where an ALU function finds an operand of kind @opd (register @reg). */
+static void kp_emu_locate(struct kprobe_x86_emu *e, u8 opd, u8 reg,
+			  unsigned long *at, unsigned long *in_regs)
+{
+	*in_regs = 0;
+	switch (opd) {
+	case KPE_OPD_REG:
+		*at = reg;
+		*in_regs = ~0UL;
+		break;
+	case KPE_OPD_MEM:
+		*at = e->addr;
+		break;
+	default:	/* an immediate; for inc and dec, never read */
+		*at = (unsigned long)&e->imm;
+		break;
 	}
-	if (e->alu == KPE_MOV)
-		return true;
-	if (e->alu == KPE_INC || e->alu == KPE_DEC)
-		mask &= ~X86_EFLAGS_CF;
-	regs->flags = (regs->flags & ~mask) | (fl & mask);
-	return true;
+}
+
+static kprobe_x86_emulate_t *kp_pick_alu(struct kprobe_x86_emu *e)
+{
+	int width = e->size == 8 ? 0 : e->dst_opd == KPE_OPD_MEM ? 2 : 1;
+
+	if (e->alu >= ARRAY_SIZE(kpe_alu))
+		return NULL;
+	kp_emu_locate(e, e->dst_opd, e->dst, &e->dst_at, &e->dst_regs);
+	kp_emu_locate(e, e->src_opd, e->src, &e->src_at, &e->src_regs);
+	return kpe_alu[e->alu][width];
 }
 
 /**
- * kprobe_x86_emulate_step() - carry out a KPX_STEP instruction in the trap
- * @s: the site; s->arch.emu.kind is not KPE_NONE
- * @regs: the registers at the hit; on success, as after the instruction
+ * kprobe_x86_pick_emulation() - choose how a hit carries the instruction out
+ * @s: a site whose arch.op (and, for KPX_STEP, arch.emu) prepare has set
  *
- * Leaves the registers (and memory) exactly as running the slot's copy and
- * kprobe_x86_step_fixup() would, without the second trap.  The decoding in
- * s->arch.emu is written before the site is armed and stays until after it
- * is gone, like the slot, so it cannot change under a CPU in here.
+ * Sets s->arch.emulate: the function that carries the probed instruction
+ * out in the trap, or NULL when only the slot's copy can run it.  Call it
+ * once, before the site is armed, where s->arch stays (the operand
+ * locations it computes may point into s->arch.emu).
  *
- * Return: true when done; false when a memory access faulted and nothing
- * was changed, so that the caller runs the copy instead.
+ * Return: 0, or -EINVAL when an instruction that has no copy to run has no
+ * emulation either (a decoding this file does not know).
  */
-bool kprobe_x86_emulate_step(struct kprobe_site *s, struct pt_regs *regs)
+int kprobe_x86_pick_emulation(struct kprobe_site *s)
 {
-	const struct kprobe_x86_emu *e = &s->arch.emu;
-	unsigned long v;
+	struct arch_kprobe_site *a = &s->arch;
 
-	switch (e->kind) {
+	a->emulate = NULL;
+	if (!kprobe_x86_op_steps(a->op)) {
+		if (a->op < ARRAY_SIZE(kpx_emulate))
+			a->emulate = kpx_emulate[a->op];
+		return a->emulate ? 0 : -EINVAL;
+	}
+	switch (a->emu.kind) {
 	case KPE_PUSH:
-		/* push %rsp pushes the value from before the push. */
-		int3_emulate_push(regs, kp_emu_get_reg(regs, e->src));
+		a->emulate = kpe_push;
 		break;
 	case KPE_POP:
-		/* pop %rsp loads %rsp last, overriding the increment. */
-		v = int3_emulate_pop(regs);
-		kp_emu_set_reg(regs, e->dst, v);
+		a->emulate = kpe_pop;
 		break;
 	case KPE_LEA:
-		kp_emu_set_reg(regs, e->dst, kp_emu_lea(regs, e));
+		a->emulate = kpe_lea;
 		break;
 	case KPE_ALU:
-		if (!kp_emu_alu(regs, e))
-			return false;
+		a->emulate = kp_pick_alu(&a->emu);
 		break;
-	default:
-		return false;
 	}
-	int3_emulate_jmp(regs, kp_next_ip(s));
-	return true;
+	return 0;
 }
-NOKPROBE_SYMBOL(kprobe_x86_emulate_step);
 
 void kprobe_x86_step_fixup(struct kprobe_site *s, struct pt_regs *regs,
 			   unsigned long flags_at_hit)

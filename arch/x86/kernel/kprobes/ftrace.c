@@ -52,34 +52,25 @@ NOKPROBE_SYMBOL(kp_ftrace_fire_all);
 /*
  * The probes at @ip fire: as if int3 trapped there, then the call ran.
  * The one-probe case is written out here rather than taken from
- * kprobe_site_pre_fast() and kprobe_site_post_fast(): knowing the probe
- * once, it tests its post handler directly and writes regs->ip after the
- * call only when one will see it, a handful of instructions less per hit.
- * Ordering as in kprobe_site_pre_one() (include/linux/kprobes.h).
+ * kprobe_site_post_fast(): knowing the probe once, it tests its post
+ * handler directly and writes regs->ip after the call only when one will
+ * see it, a handful of instructions less per hit.
  */
 static nokprobe_inline void kp_ftrace_fire(struct kprobe_site *s,
 					   unsigned long ip,
 					   struct pt_regs *regs)
 {
-	/* Preemption off is an RCU-sched read side, as the trap is. */
-	struct list_head *first = READ_ONCE(s->probes.next);
 	unsigned long orig_ip = instruction_pointer(regs);
-	struct kprobe *p;
+	struct kprobe *p = kprobe_site_only(s);
 
 	instruction_pointer_set(regs, ip + INT3_INSN_SIZE);
-	if (unlikely(first == &s->probes ||
-		     READ_ONCE(first->next) != &s->probes)) {
+	if (unlikely(!p)) {
 		kp_ftrace_fire_all(s, ip, regs, orig_ip);
 		return;
 	}
-	p = list_entry(first, struct kprobe, list);
 	if (kprobe_disabled(p))
 		goto out;
-	__this_cpu_write(current_kprobe, p);
-	barrier();	/* an interrupt must see the two in this order */
-	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
-	this_cpu_inc(*p->nhit);
-	if (p->pre_handler && p->pre_handler(p, regs))
+	if (kprobe_pre_one(p, regs))
 		return;		/* moved: ftrace goes back to regs->ip */
 	if (p->post_handler) {
 		/*

@@ -8,11 +8,8 @@
 #include <linux/kprobes.h>
 #include <asm/insn.h>
 
-/* emulate.c: carry out an emulated instruction on the saved registers. */
-void kprobe_x86_emulate(struct kprobe_site *s, struct pt_regs *regs);
-
-/* emulate.c: carry out a KPX_STEP instruction with an emu decoding. */
-bool kprobe_x86_emulate_step(struct kprobe_site *s, struct pt_regs *regs);
+/* emulate.c: set s->arch.emulate, once s->arch.op and .emu are decoded. */
+int kprobe_x86_pick_emulation(struct kprobe_site *s);
 
 /* emulate.c: fix the registers after the slot copy ran; sets regs->ip. */
 void kprobe_x86_step_fixup(struct kprobe_site *s, struct pt_regs *regs,
