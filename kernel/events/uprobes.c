@@ -23,11 +23,17 @@
  * its consumer's filter accepts just the probed process, and its handler
  * may also run inside the trap, with interrupts off.
  *
+ * This file has the sites, arming, consumers, the memory map hooks, the
+ * per-task state and the hit path.  uprobes_xol.c has the XOL area,
+ * uprobes_process.c the per-process interface, uprobes_opt.c and
+ * uprobes_boost.c the two ways a hit avoids the trap or the step
+ * (optimized sites, boosted copies), uprobes_debugfs.c the debugfs files.
+ *
  * Locking, outermost first:
  *   uprobe_site.reg_lock		(un)registration of one site
  *   dup_mmap_sem (write)		keeps fork out while sites are (dis)armed
  *   mmap_lock (write)			per process, while arming or disarming
- *   i_mmap_rwsem, sites_lock, delayed_lock, seed_lock	leaves
+ *   i_mmap_rwsem, uprobe_sites_lock, delayed_lock, seed_lock	leaves
  * Consumer lists are read under SRCU (handlers may sleep) and written under
  * reg_lock; the per-process probe list is read under RCU from the trap.
  *
@@ -39,8 +45,6 @@
  */
 #define pr_fmt(fmt) "uprobes: " fmt
 
-#include <linux/debugfs.h>
-#include <linux/hashtable.h>
 #include <linux/highmem.h>
 #include <linux/idr.h>
 #include <linux/kdebug.h>
@@ -55,55 +59,13 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
-#include <linux/seq_file.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
 #include <linux/task_work.h>
 #include <linux/uprobes.h>
-#include <linux/workqueue.h>
 
-/* A probed instruction of a file. */
-struct uprobe_site {
-	struct rb_node		node;		/* in sites, under sites_lock */
-	struct rcu_head		rcu;		/* freed after uprobes_srcu */
-	refcount_t		ref;
-	struct inode		*inode;		/* igrab()bed */
-	loff_t			offset;
-	loff_t			ref_ctr_offset;	/* USDT semaphore, or 0 */
-	struct mutex		reg_lock;
-	struct list_head	consumers;	/* SRCU; written under reg_lock */
-	struct uprobe		handle;		/* what uprobe_register() returns */
-	struct arch_uprobe	arch;
-	unsigned long __percpu	*hits;		/* no shared line on the hit path */
-	int			hits_id;	/* its slot, see hits_get() */
-	atomic_long_t		missed;		/* return probes not armed */
-	bool			no_opt;		/* optimizing it failed */
-};
-
-/* Per process, in mm->uprobes_state: the XOL page and its slots. */
-#define XOL_SLOTS	(PAGE_SIZE / UPROBE_XOL_SLOT_BYTES)
-
-struct xol_area {
-	unsigned long		vaddr;		/* of the mapping */
-	struct page		*page;
-	unsigned long		busy[BITS_TO_LONGS(XOL_SLOTS)];
-	wait_queue_head_t	wq;		/* for a free slot */
-};
-
-/* A per-process probe: the consumer register_uprobe() puts on a site. */
-struct uprobe_seed {
-	struct uprobe_consumer	uc;
-	struct uprobe		*u;		/* the caller's */
-	struct uprobe_site	*site;
-	struct mm_struct	*mm;		/* mmgrab()bed */
-	unsigned long		vaddr;
-	bool			gone;		/* exec, exit or unregistered */
-	bool			in_irq;		/* u->handler_in_interrupt */
-	atomic_long_t		hits;		/* handler calls */
-	struct list_head	node;		/* seeds, RCU */
-	struct list_head	reap;		/* reap_list */
-};
+#include "uprobes_internal.h"
 
 /* A USDT semaphore whose mapping had not appeared when the site armed. */
 struct delayed_ref {
@@ -112,42 +74,13 @@ struct delayed_ref {
 	struct uprobe_site	*site;		/* holds a reference */
 };
 
-/* Optimized sites (jumps to stubs), further down. */
-struct stub_set;
-static bool site_optimized(struct uprobe_site *s, struct mm_struct *mm,
-			   unsigned long vaddr);
-static int unoptimize_site(struct uprobe_site *s, struct mm_struct *mm,
-			   unsigned long vaddr);
-static void stub_dup(struct mm_struct *oldmm, struct mm_struct *newmm);
-static void stub_clear(struct mm_struct *mm);
-static void stub_moved(struct vm_area_struct *old, unsigned long start,
-		       unsigned long end);
-static void stub_rewind(struct pt_regs *regs);
-static bool stub_step(struct pt_regs *regs);
-static unsigned long stub_site(struct mm_struct *mm, unsigned long vaddr,
-			       unsigned int *off, unsigned int *blen);
-static bool boost_resumed(struct pt_regs *regs, unsigned long vaddr);
-static bool boost_again(struct uprobe_task *utask, struct pt_regs *regs,
-			unsigned long vaddr);
-static bool boost(struct uprobe_site *s, struct pt_regs *regs,
-		  unsigned long vaddr);
-static void boost_forget(struct mm_struct *mm, unsigned long start,
-			 unsigned long end);
-static void boost_rewind(struct pt_regs *regs, unsigned int off,
-			 unsigned int len, unsigned long vaddr);
-
-static struct rb_root sites = RB_ROOT;
-static DEFINE_SPINLOCK(sites_lock);
+struct rb_root uprobe_sites = RB_ROOT;
+DEFINE_SPINLOCK(uprobe_sites_lock);
 /* Tells a lockless lookup that the tree changed under it. */
-static seqcount_spinlock_t sites_seq = SEQCNT_SPINLOCK_ZERO(sites_seq, &sites_lock);
-DEFINE_STATIC_SRCU(uprobes_srcu);
+static seqcount_spinlock_t sites_seq =
+	SEQCNT_SPINLOCK_ZERO(sites_seq, &uprobe_sites_lock);
+DEFINE_SRCU(uprobes_srcu);
 DEFINE_STATIC_PERCPU_RWSEM(dup_mmap_sem);
-
-static LIST_HEAD(seeds);
-static DEFINE_SPINLOCK(seed_lock);
-static LIST_HEAD(reap_list);
-static void seed_reap_fn(struct work_struct *work);
-static DECLARE_WORK(seed_reap_work, seed_reap_fn);
 
 static LIST_HEAD(delayed_refs);
 static DEFINE_MUTEX(delayed_lock);
@@ -164,10 +97,10 @@ static __always_inline int site_cmp(const struct inode *inode,
 	return 0;
 }
 
-/* The first site at or after (inode, offset); under sites_lock. */
+/* The first site at or after (inode, offset); under uprobe_sites_lock. */
 static struct uprobe_site *site_ceil(struct inode *inode, loff_t offset)
 {
-	struct rb_node *n = sites.rb_node;
+	struct rb_node *n = uprobe_sites.rb_node;
 	struct uprobe_site *best = NULL;
 
 	while (n) {
@@ -186,24 +119,18 @@ static struct uprobe_site *site_ceil(struct inode *inode, loff_t offset)
 	return best;
 }
 
-static struct uprobe_site *get_site(struct uprobe_site *s)
-{
-	refcount_inc(&s->ref);
-	return s;
-}
-
-static struct uprobe_site *find_site(struct inode *inode, loff_t offset)
+struct uprobe_site *uprobe_site_find(struct inode *inode, loff_t offset)
 {
 	struct uprobe_site *s;
 
-	spin_lock(&sites_lock);
+	spin_lock(&uprobe_sites_lock);
 	s = site_ceil(inode, offset);
 	if (s && site_cmp(inode, offset, s))
 		s = NULL;
-	/* Every site in the tree has a reference: see put_site(). */
+	/* Every site in the tree has a reference: see uprobe_site_put(). */
 	if (s)
 		get_site(s);
-	spin_unlock(&sites_lock);
+	spin_unlock(&uprobe_sites_lock);
 	return s;
 }
 
@@ -221,10 +148,10 @@ static int site_key_cmp(const void *key, const struct rb_node *n)
 }
 
 /*
- * The site of (inode, offset), without sites_lock: for the hit path, under
- * uprobes_srcu, which keeps the site's memory until the reader is done.  A
- * lookup that raced with a rotation of the tree may miss: sites_seq tells,
- * and it looks again.  A site whose last reference is gone may still be
+ * The site of (inode, offset), without uprobe_sites_lock: for the hit path,
+ * under uprobes_srcu, which keeps the site's memory until the reader is
+ * done.  A lookup that raced with a rotation of the tree may miss:
+ * sites_seq tells, and it looks again.  A site whose last reference is gone may still be
  * found; it has given up its inode, which may already be another file's,
  * so it is not taken.  One with a reference holds its inode, so if it
  * matches @inode now it is that file's.
@@ -238,7 +165,7 @@ static struct uprobe_site *find_site_srcu(struct inode *inode, loff_t offset)
 
 	do {
 		seq = read_seqcount_begin(&sites_seq);
-		n = rb_find_rcu(&key, &sites, site_key_cmp);
+		n = rb_find_rcu(&key, &uprobe_sites, site_key_cmp);
 	} while (!n && read_seqcount_retry(&sites_seq, seq));
 	if (!n)
 		return NULL;
@@ -303,7 +230,7 @@ static void free_site_rcu(struct rcu_head *rcu)
 	free_site(container_of(rcu, struct uprobe_site, rcu));
 }
 
-static unsigned long site_hits(struct uprobe_site *s)
+unsigned long uprobe_site_hits(struct uprobe_site *s)
 {
 	unsigned long sum = 0;
 	int cpu;
@@ -334,14 +261,14 @@ static void site_gen_next(void)
 	atomic_long_inc(&site_gen);
 }
 
-static void put_site(struct uprobe_site *s)
+void uprobe_site_put(struct uprobe_site *s)
 {
-	if (!refcount_dec_and_lock(&s->ref, &sites_lock))
+	if (!refcount_dec_and_lock(&s->ref, &uprobe_sites_lock))
 		return;
 	write_seqcount_begin(&sites_seq);
-	rb_erase(&s->node, &sites);
+	rb_erase(&s->node, &uprobe_sites);
 	write_seqcount_end(&sites_seq);
-	spin_unlock(&sites_lock);
+	spin_unlock(&uprobe_sites_lock);
 	site_gen_next();
 	iput(s->inode);
 	/* A hit may have found it just before: see find_site_srcu(). */
@@ -350,7 +277,7 @@ static void put_site(struct uprobe_site *s)
 
 static void insert_site(struct uprobe_site *new)
 {
-	struct rb_node **p = &sites.rb_node, *parent = NULL;
+	struct rb_node **p = &uprobe_sites.rb_node, *parent = NULL;
 
 	while (*p) {
 		struct uprobe_site *s = rb_entry(*p, struct uprobe_site, node);
@@ -363,7 +290,7 @@ static void insert_site(struct uprobe_site *new)
 	}
 	write_seqcount_begin(&sites_seq);
 	rb_link_node_rcu(&new->node, parent, p);
-	rb_insert_color(&new->node, &sites);
+	rb_insert_color(&new->node, &uprobe_sites);
 	write_seqcount_end(&sites_seq);
 }
 
@@ -443,12 +370,12 @@ static struct uprobe_site *get_or_create_site(struct inode *inode,
 {
 	struct uprobe_site *s, *new;
 
-	s = find_site(inode, offset);
+	s = uprobe_site_find(inode, offset);
 	if (!s) {
 		new = alloc_site(inode, offset, ref_ctr_offset);
 		if (IS_ERR(new))
 			return new;
-		spin_lock(&sites_lock);
+		spin_lock(&uprobe_sites_lock);
 		s = site_ceil(inode, offset);
 		if (s && !site_cmp(inode, offset, s)) {
 			get_site(s);
@@ -457,7 +384,7 @@ static struct uprobe_site *get_or_create_site(struct inode *inode,
 			s = new;
 			new = NULL;
 		}
-		spin_unlock(&sites_lock);
+		spin_unlock(&uprobe_sites_lock);
 		if (new) {
 			iput(new->inode);
 			free_site(new);
@@ -467,7 +394,7 @@ static struct uprobe_site *get_or_create_site(struct inode *inode,
 	if (s->ref_ctr_offset != ref_ctr_offset) {
 		pr_warn("ref_ctr_offset mismatch: inode %lu offset %#llx has %#llx, not %#llx\n",
 			inode->i_ino, offset, s->ref_ctr_offset, ref_ctr_offset);
-		put_site(s);
+		uprobe_site_put(s);
 		return ERR_PTR(-EINVAL);
 	}
 	return s;
@@ -476,48 +403,11 @@ static struct uprobe_site *get_or_create_site(struct inode *inode,
 /* ---- VMAs and breakpoint writes ------------------------------------------ */
 
 /*
- * May the site be armed in this mapping?  Private, executable, file
- * backed, and when arming also not writable (a breakpoint in a page the
- * program writes itself could be overwritten or copied around) and in a
- * process whose code the architecture can analyse.
- */
-static bool valid_vma(struct vm_area_struct *vma, bool arming)
-{
-	vm_flags_t mask = VM_HUGETLB | VM_MAYEXEC | VM_MAYSHARE;
-
-	if (arming) {
-		mask |= VM_WRITE;
-		if (!arch_uprobe_mm_supported(vma->vm_mm))
-			return false;
-	}
-	return vma->vm_file && (vma->vm_flags & mask) == VM_MAYEXEC;
-}
-
-static loff_t vma_offset(struct vm_area_struct *vma, unsigned long vaddr)
-{
-	return ((loff_t)vma->vm_pgoff << PAGE_SHIFT) + (vaddr - vma->vm_start);
-}
-
-static unsigned long offset_vaddr(struct vm_area_struct *vma, loff_t offset)
-{
-	return vma->vm_start + offset - ((loff_t)vma->vm_pgoff << PAGE_SHIFT);
-}
-
-/* Does @vma map @s at @vaddr? */
-static bool vma_has_site(struct vm_area_struct *vma, struct uprobe_site *s,
-			 unsigned long vaddr, bool arming)
-{
-	return vma && valid_vma(vma, arming) &&
-	       file_inode(vma->vm_file) == s->inode &&
-	       vma_offset(vma, vaddr) == s->offset;
-}
-
-/*
  * Read or write process memory the way a debugger does (FOLL_FORCE): a
  * write to a private file page breaks copy-on-write first, so it stays in
  * this process.  The caller holds the mmap_lock.
  */
-static int access_mm(struct mm_struct *mm, unsigned long vaddr, void *buf,
+int uprobe_access_mm(struct mm_struct *mm, unsigned long vaddr, void *buf,
 		     int len, bool write)
 {
 	unsigned int flags = FOLL_FORCE | (write ? FOLL_WRITE : 0);
@@ -570,14 +460,14 @@ static int ref_ctr_add(struct mm_struct *mm, unsigned long vaddr, short d)
 	short val;
 	int ret;
 
-	ret = access_mm(mm, vaddr, &val, sizeof(val), false);
+	ret = uprobe_access_mm(mm, vaddr, &val, sizeof(val), false);
 	if (ret)
 		return ret;
 	/* Never below zero, whatever the program did to it meanwhile. */
 	if (val + d < 0)
 		return 0;
 	val += d;
-	return access_mm(mm, vaddr, &val, sizeof(val), true);
+	return uprobe_access_mm(mm, vaddr, &val, sizeof(val), true);
 }
 
 static void drop_delayed(struct mm_struct *mm, struct uprobe_site *s)
@@ -589,7 +479,7 @@ static void drop_delayed(struct mm_struct *mm, struct uprobe_site *s)
 		if (d->mm != mm || (s && d->site != s))
 			continue;
 		list_del(&d->node);
-		put_site(d->site);
+		uprobe_site_put(d->site);
 		kfree(d);
 	}
 	mutex_unlock(&delayed_lock);
@@ -632,7 +522,7 @@ static void ref_ctr_mmap(struct vm_area_struct *vma)
 			continue;
 		ref_ctr_add(d->mm, vaddr, 1);
 		list_del(&d->node);
-		put_site(d->site);
+		uprobe_site_put(d->site);
 		kfree(d);
 	}
 	mutex_unlock(&delayed_lock);
@@ -645,10 +535,10 @@ static int arm_site(struct uprobe_site *s, struct mm_struct *mm,
 	u8 cur, bp = UPROBE_SWBP_INSN;
 	int ret;
 
-	ret = access_mm(mm, vaddr, &cur, 1, false);
+	ret = uprobe_access_mm(mm, vaddr, &cur, 1, false);
 	if (ret)
 		return ret;
-	if (is_swbp_insn(&cur) || site_optimized(s, mm, vaddr)) {
+	if (is_swbp_insn(&cur) || uprobe_site_optimized(s, mm, vaddr)) {
 		set_bit(MMF_HAS_UPROBES, &mm->flags);
 		return 0;
 	}
@@ -657,7 +547,7 @@ static int arm_site(struct uprobe_site *s, struct mm_struct *mm,
 		return ret;
 	/* Set first: the int3 may be hit the moment it is written. */
 	set_bit(MMF_HAS_UPROBES, &mm->flags);
-	ret = access_mm(mm, vaddr, &bp, 1, true);
+	ret = uprobe_access_mm(mm, vaddr, &bp, 1, true);
 	if (ret)
 		ref_ctr_update(s, mm, -1);
 	return ret;
@@ -730,7 +620,7 @@ static bool site_page_shared(struct uprobe_site *s)
 	struct rb_node *node = NULL;
 	bool shared = false;
 
-	spin_lock(&sites_lock);
+	spin_lock(&uprobe_sites_lock);
 	for (n = site_ceil(s->inode, start); n && !shared;
 	     n = node ? rb_entry(node, struct uprobe_site, node) : NULL) {
 		if (n->inode != s->inode || n->offset >= start + PAGE_SIZE)
@@ -738,7 +628,7 @@ static bool site_page_shared(struct uprobe_site *s)
 		shared = n != s;
 		node = rb_next(&n->node);
 	}
-	spin_unlock(&sites_lock);
+	spin_unlock(&uprobe_sites_lock);
 	return shared;
 }
 
@@ -750,15 +640,15 @@ static int disarm_site(struct uprobe_site *s, struct mm_struct *mm,
 	int ret;
 
 	mmap_assert_write_locked(mm);
-	if (site_optimized(s, mm, vaddr)) {
-		ret = unoptimize_site(s, mm, vaddr);
+	if (uprobe_site_optimized(s, mm, vaddr)) {
+		ret = uprobe_unoptimize_site(s, mm, vaddr);
 		if (ret)
 			return ret;
 	}
-	ret = access_mm(mm, vaddr, &cur, 1, false);
+	ret = uprobe_access_mm(mm, vaddr, &cur, 1, false);
 	if (ret || !is_swbp_insn(&cur))
 		return ret;
-	ret = access_mm(mm, vaddr, &s->arch.insn[0], 1, true);
+	ret = uprobe_access_mm(mm, vaddr, &s->arch.insn[0], 1, true);
 	if (ret)
 		return ret;
 	ref_ctr_update(s, mm, -1);
@@ -843,16 +733,6 @@ static struct mm_struct **collect_targets(struct uprobe_site *s, int *nr)
 	}
 	*nr = n;
 	return t;
-}
-
-/* Does @vma map the page of @s? */
-static bool vma_covers(struct vm_area_struct *vma, struct uprobe_site *s)
-{
-	loff_t start = (loff_t)vma->vm_pgoff << PAGE_SHIFT;
-
-	return vma->vm_file && file_inode(vma->vm_file) == s->inode &&
-	       s->offset >= start &&
-	       s->offset < start + (vma->vm_end - vma->vm_start);
 }
 
 #define SITE_MAPS_MAX	8
@@ -987,15 +867,6 @@ static void disarm_or_keep(struct uprobe_site *s)
 	}
 }
 
-/*
- * Is this thread running uprobe handlers?  It is then inside a uprobes_srcu
- * read section itself, so it must not wait for one to end.
- */
-static bool in_uprobe_handler(void)
-{
-	return current->utask && current->utask->in_handler;
-}
-
 static bool is_consumer(struct uprobe_site *s, struct uprobe_consumer *uc)
 {
 	struct uprobe_consumer *c;
@@ -1060,7 +931,7 @@ struct uprobe *uprobe_register(struct inode *inode, loff_t offset,
 		/* A hit may be running @uc's handler; the caller frees it. */
 		if (!in_uprobe_handler())
 			synchronize_srcu(&uprobes_srcu);
-		put_site(s);
+		uprobe_site_put(s);
 		return ERR_PTR(ret);
 	}
 	/* The consumer's reference on the site is the one we got above. */
@@ -1113,7 +984,7 @@ void uprobe_unregister_nosync(struct uprobe *uprobe, struct uprobe_consumer *uc)
 	mutex_unlock(&s->reg_lock);
 	if (WARN_ON_ONCE(!found))
 		return;
-	put_site(s);
+	uprobe_site_put(s);
 }
 EXPORT_SYMBOL_GPL(uprobe_unregister_nosync);
 
@@ -1149,7 +1020,7 @@ int uprobe_mmap(struct vm_area_struct *vma)
 	if ((vma->vm_flags & (VM_WRITE | VM_SHARED)) == VM_WRITE &&
 	    !list_empty(&delayed_refs))
 		ref_ctr_mmap(vma);
-	if (RB_EMPTY_ROOT(&sites) || !valid_vma(vma, true))
+	if (RB_EMPTY_ROOT(&uprobe_sites) || !valid_vma(vma, true))
 		return 0;
 
 	inode = file_inode(vma->vm_file);
@@ -1158,19 +1029,19 @@ int uprobe_mmap(struct vm_area_struct *vma)
 	while (!fatal_signal_pending(current)) {
 		struct uprobe_site *s;
 
-		spin_lock(&sites_lock);
+		spin_lock(&uprobe_sites_lock);
 		s = site_ceil(inode, off);
 		if (s && (s->inode != inode || s->offset >= end))
 			s = NULL;
 		if (s)
 			get_site(s);
-		spin_unlock(&sites_lock);
+		spin_unlock(&uprobe_sites_lock);
 		if (!s)
 			break;
 		if (site_wanted(s, mm))
 			arm_site(s, mm, offset_vaddr(vma, s->offset));
 		off = s->offset + 1;
-		put_site(s);
+		uprobe_site_put(s);
 	}
 	return 0;
 }
@@ -1187,8 +1058,8 @@ void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 	if (test_bit(MMF_HAS_UPROBES, &vma->vm_mm->flags) &&
 	    atomic_read(&vma->vm_mm->mm_users)) {
 		site_gen_next();
-		stub_moved(vma, start, end);
-		boost_forget(vma->vm_mm, start, end);
+		uprobe_stub_moved(vma, start, end);
+		uprobe_boost_forget(vma->vm_mm, start, end);
 	}
 }
 
@@ -1212,196 +1083,33 @@ void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
 	if (test_bit(MMF_HAS_UPROBES, &oldmm->flags)) {
 		set_bit(MMF_HAS_UPROBES, &newmm->flags);
-		stub_dup(oldmm, newmm);
+		uprobe_stub_dup(oldmm, newmm);
 	}
 }
 
-/* ---- the XOL area ----------------------------------------------------------- */
-
-static vm_fault_t xol_fault(const struct vm_special_mapping *sm,
-			    struct vm_area_struct *vma, struct vm_fault *vmf)
+/* The process is gone (exit, or exec replaced its mm). */
+void uprobe_clear_state(struct mm_struct *mm)
 {
-	struct xol_area *area = READ_ONCE(vma->vm_mm->uprobes_state.xol_area);
+	struct xol_area *area = mm->uprobes_state.xol_area;
 
-	if (!area || vmf->pgoff)
-		return VM_FAULT_SIGBUS;
-	vmf->page = area->page;
-	get_page(vmf->page);
-	return 0;
-}
+	/* Threads that exec'ed from it may remember sites in it. */
+	if (test_bit(MMF_HAS_UPROBES, &mm->flags))
+		site_gen_next();
 
-/* Slots and the trampoline are addressed by area->vaddr: it stays put. */
-static int xol_mremap(const struct vm_special_mapping *sm,
-		      struct vm_area_struct *new_vma)
-{
-	return -EPERM;
-}
+	uprobe_seeds_exit(mm);
 
-static const struct vm_special_mapping xol_mapping = {
-	.name	= "[uprobes]",
-	.fault	= xol_fault,
-	.mremap	= xol_mremap,
-};
-
-static struct xol_area *xol_alloc(void)
-{
-	struct xol_area *area = kzalloc(sizeof(*area), GFP_KERNEL);
-	unsigned long tsize;
-	void *tramp, *kaddr;
-
-	if (!area)
-		return NULL;
-	/* Zeroed: nothing of the kernel's may show through to user space. */
-	area->page = alloc_page(GFP_HIGHUSER | __GFP_ZERO);
-	if (!area->page) {
-		kfree(area);
-		return NULL;
+	if (!list_empty(&delayed_refs))
+		drop_delayed(mm, NULL);
+	if (area) {
+		mm->uprobes_state.xol_area = NULL;
+		uprobe_xol_free(area);
 	}
-	init_waitqueue_head(&area->wq);
-	/* Slot 0 holds the return-probe trampoline for good. */
-	set_bit(0, area->busy);
-	tramp = arch_uprobe_trampoline(&tsize);
-	kaddr = kmap_local_page(area->page);
-	memcpy(kaddr, tramp, min_t(unsigned long, tsize, UPROBE_XOL_SLOT_BYTES));
-	kunmap_local(kaddr);
-	return area;
-}
-
-static void xol_free(struct xol_area *area)
-{
-	put_page(area->page);
-	kfree(area);
-}
-
-/* Map @area into the current process at @vaddr, or anywhere if 0. */
-static int xol_map(struct mm_struct *mm, struct xol_area *area,
-		   unsigned long vaddr)
-{
-	struct vm_area_struct *vma;
-
-	if (!vaddr) {
-		vaddr = get_unmapped_area(NULL, TASK_SIZE - PAGE_SIZE,
-					  PAGE_SIZE, 0, 0);
-		if (IS_ERR_VALUE(vaddr))
-			return vaddr;
-	} else if (find_vma_intersection(mm, vaddr, vaddr + PAGE_SIZE)) {
-		return -ENOMEM;
-	}
-	vma = _install_special_mapping(mm, vaddr, PAGE_SIZE,
-				       VM_EXEC | VM_MAYEXEC | VM_DONTCOPY |
-				       VM_IO, &xol_mapping);
-	if (IS_ERR(vma))
-		return PTR_ERR(vma);
-	area->vaddr = vaddr;
-	return 0;
-}
-
-/* The current process's XOL area, mapped on first use (at @vaddr if set). */
-static struct xol_area *get_xol_area_at(unsigned long vaddr)
-{
-	struct mm_struct *mm = current->mm;
-	struct xol_area *area = READ_ONCE(mm->uprobes_state.xol_area);
-
-	if (area)
-		return area;
-	area = xol_alloc();
-	if (!area)
-		return NULL;
-	mmap_write_lock(mm);
-	if (!mm->uprobes_state.xol_area && !xol_map(mm, area, vaddr)) {
-		/* Published under the lock: faults on it wait for us. */
-		smp_store_release(&mm->uprobes_state.xol_area, area);
-		area = NULL;
-	}
-	mmap_write_unlock(mm);
-	if (area)
-		xol_free(area);
-	return READ_ONCE(mm->uprobes_state.xol_area);
-}
-
-static struct xol_area *get_xol_area(void)
-{
-	return get_xol_area_at(0);
-}
-
-/* A free slot, waiting for one if every slot has a stepping thread. */
-static unsigned long xol_take_slot(struct xol_area *area)
-{
-	unsigned int i;
-
-	for (;;) {
-		i = find_first_zero_bit(area->busy, XOL_SLOTS);
-		if (i < XOL_SLOTS) {
-			if (!test_and_set_bit(i, area->busy))
-				return area->vaddr + i * UPROBE_XOL_SLOT_BYTES;
-			continue;
-		}
-		if (wait_event_killable(area->wq,
-				find_first_zero_bit(area->busy, XOL_SLOTS) < XOL_SLOTS))
-			return 0;
-	}
-}
-
-static void xol_put_slot(struct xol_area *area, unsigned long vaddr)
-{
-	unsigned int i = (vaddr - area->vaddr) / UPROBE_XOL_SLOT_BYTES;
-
-	if (WARN_ON_ONCE(!i || i >= XOL_SLOTS))
-		return;
-	clear_bit(i, area->busy);
-	/* The cleared bit before the waiter check; pairs with wait_event. */
-	smp_mb__after_atomic();
-	if (wq_has_sleeper(&area->wq))
-		wake_up(&area->wq);
-}
-
-void __weak arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
-				  void *src, unsigned long len)
-{
-	void *kaddr = kmap_local_page(page);
-
-	memcpy(kaddr + offset_in_page(vaddr), src, len);
-	flush_dcache_page(page);
-	kunmap_local(kaddr);
-}
-
-unsigned long uprobe_get_trampoline_vaddr(void)
-{
-	struct mm_struct *mm = current->mm;
-	struct xol_area *area = mm ? READ_ONCE(mm->uprobes_state.xol_area) : NULL;
-
-	return area ? area->vaddr : UPROBE_NO_TRAMPOLINE_VADDR;
-}
-
-unsigned long __weak uprobe_get_swbp_addr(struct pt_regs *regs)
-{
-	return instruction_pointer(regs) - UPROBE_SWBP_INSN_SIZE;
-}
-
-/*
- * Where a trap happened as far as the user may know: a fault in a slot
- * copy, a boosted copy or a stub is reported at the probed instruction.
- */
-unsigned long uprobe_get_trap_addr(struct pt_regs *regs)
-{
-	struct uprobe_task *utask = current->utask;
-	struct mm_struct *mm = current->mm;
-	unsigned long vaddr = 0;
-	unsigned int off, blen;
-
-	if (unlikely(utask && utask->active))
-		return utask->bp_vaddr;
-	if (mm && test_bit(MMF_HAS_UPROBES, &mm->flags)) {
-		rcu_read_lock();
-		vaddr = stub_site(mm, instruction_pointer(regs), &off, &blen);
-		rcu_read_unlock();
-	}
-	return vaddr ?: instruction_pointer(regs);
+	uprobe_stub_clear(mm);
 }
 
 /* ---- per-task state ---------------------------------------------------- */
 
-static struct uprobe_task *get_utask(void)
+struct uprobe_task *uprobe_get_utask(void)
 {
 	if (!current->utask)
 		current->utask = kzalloc(sizeof(struct uprobe_task), GFP_KERNEL);
@@ -1437,7 +1145,7 @@ static void free_ri(struct uprobe_task *utask, struct return_instance *ri)
 {
 	utask->return_instances = ri->next;
 	utask->depth--;
-	put_site(ri->site);
+	uprobe_site_put(ri->site);
 	cache_ri(utask, ri);
 }
 
@@ -1452,8 +1160,8 @@ void uprobe_free_utask(struct task_struct *t)
 	if (utask->active) {
 		area = t->mm ? t->mm->uprobes_state.xol_area : NULL;
 		if (area && utask->xol_vaddr)
-			xol_put_slot(area, utask->xol_vaddr);
-		put_site(utask->active);
+			uprobe_xol_put_slot(area, utask->xol_vaddr);
+		uprobe_site_put(utask->active);
 	}
 	while (utask->return_instances)
 		free_ri(utask, utask->return_instances);
@@ -1469,7 +1177,7 @@ static void dup_xol_work(struct callback_head *work)
 
 	if (current->flags & PF_EXITING)
 		return;
-	if (!get_xol_area_at(utask->dup_xol_addr))
+	if (!uprobe_xol_area_at(utask->dup_xol_addr))
 		pr_warn_ratelimited("pid %d: no XOL area for the return probes fork copied\n",
 				    current->pid);
 }
@@ -1522,377 +1230,8 @@ fail:
 			    t->pid);
 }
 
-/* ---- per-process probes (register_uprobe) ------------------------------ */
-
-static bool seed_filter(struct uprobe_consumer *uc, struct mm_struct *mm)
-{
-	struct uprobe_seed *seed = container_of(uc, struct uprobe_seed, uc);
-
-	return mm == seed->mm && !READ_ONCE(seed->gone);
-}
-
-static int seed_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
-{
-	struct uprobe_seed *seed = container_of(uc, struct uprobe_seed, uc);
-
-	if (!seed_filter(uc, current->mm))
-		return UPROBE_HANDLER_REMOVE;
-	/* Ran in the trap already (uprobe_pre_sstep_notifier()). */
-	if (!seed->in_irq) {
-		atomic_long_inc(&seed->hits);
-		seed->u->handler(seed->u, regs);
-	}
-	return 0;
-}
-
-static int seed_ret_handler(struct uprobe_consumer *uc, unsigned long func,
-			    struct pt_regs *regs)
-{
-	struct uprobe_seed *seed = container_of(uc, struct uprobe_seed, uc);
-
-	if (seed_filter(uc, current->mm))
-		seed->u->ret_handler(seed->u, func, regs);
-	return 0;
-}
-
-/*
- * Take @seed off its site (unless its registration failed) and free it;
- * may sleep.
- */
-static void seed_detach(struct uprobe_seed *seed)
-{
-	if (seed->site)
-		uprobe_unregister_nosync(&seed->site->handle, &seed->uc);
-	synchronize_srcu(&uprobes_srcu);
-	/* The trap looks at the seeds list under RCU. */
-	synchronize_rcu();
-	mmdrop(seed->mm);
-	kfree(seed);
-}
-
-static void seed_reap_fn(struct work_struct *work)
-{
-	struct uprobe_seed *seed;
-	unsigned long flags;
-
-	for (;;) {
-		spin_lock_irqsave(&seed_lock, flags);
-		seed = list_first_entry_or_null(&reap_list, struct uprobe_seed,
-						reap);
-		if (seed)
-			list_del(&seed->reap);
-		spin_unlock_irqrestore(&seed_lock, flags);
-		if (!seed)
-			break;
-		seed_detach(seed);
-	}
-}
-
-/* Unlink @seed from the caller's struct uprobe; seed_lock held. */
-static void seed_unlink(struct uprobe_seed *seed)
-{
-	WRITE_ONCE(seed->gone, true);
-	list_del_rcu(&seed->node);
-	seed->u->seed = NULL;
-}
-
-static struct uprobe_seed *seed_of(struct uprobe *u)
-{
-	struct uprobe_seed *seed;
-
-	list_for_each_entry(seed, &seeds, node)
-		if (seed->u == u)
-			return seed;
-	return NULL;
-}
-
-/**
- * register_uprobe() - probe an address in one process
- * @u: pid, vaddr and handler set, ret_handler and handler_in_interrupt
- *	optional, the rest zero
- *
- * Every thread of the process hits it, threads created later too; forked
- * children do not.  exec and exit end the probe.
- *
- * May sleep.  When called from a handler of another probe and it fails,
- * other threads may still be running @u's handler: call unregister_uprobe()
- * outside any handler before freeing @u (it then waits for them).
- *
- * Return: 0; -EINVAL for no handler, @u already registered, a kernel
- * thread, an address not in an executable mapping or in one that is
- * writable or shared; -ESRCH when there is no such process;
- * -EOPNOTSUPP for anonymous code; -EEXIST when someone else's breakpoint
- * is already there; or an error of uprobe_register() (-ENOEXEC,
- * -ENOTSUPP for an instruction that cannot be probed, -ENOMEM).
- */
-int register_uprobe(struct uprobe *u)
-{
-	struct uprobe_site *existing;
-	struct uprobe_seed *seed;
-	struct task_struct *task;
-	struct vm_area_struct *vma;
-	struct inode *inode = NULL;
-	struct mm_struct *mm;
-	struct uprobe *h;
-	unsigned long flags;
-	loff_t offset = 0;
-	bool reap;
-	int ret = 0;
-	u8 byte = 0;
-
-	might_sleep();
-	if (!u || !u->handler)
-		return -EINVAL;
-	spin_lock_irqsave(&seed_lock, flags);
-	if (seed_of(u))
-		ret = -EINVAL;
-	spin_unlock_irqrestore(&seed_lock, flags);
-	if (ret)
-		return ret;
-
-	task = find_get_task_by_vpid(u->pid);
-	if (!task)
-		return -ESRCH;
-	if (task->flags & PF_KTHREAD) {
-		put_task_struct(task);
-		return -EINVAL;
-	}
-	mm = get_task_mm(task);
-	put_task_struct(task);
-	if (!mm)
-		return -ESRCH;
-
-	mmap_read_lock(mm);
-	vma = vma_lookup(mm, u->vaddr);
-	if (!vma || !(vma->vm_flags & VM_EXEC))
-		ret = -EINVAL;
-	else if (!vma->vm_file)
-		ret = -EOPNOTSUPP;
-	else if (!valid_vma(vma, true))
-		ret = -EINVAL;
-	else
-		ret = access_mm(mm, u->vaddr, &byte, 1, false);
-	if (!ret) {
-		inode = igrab(file_inode(vma->vm_file));
-		offset = vma_offset(vma, u->vaddr);
-	}
-	mmap_read_unlock(mm);
-	if (!ret && !inode)
-		ret = -ESRCH;
-	if (ret)
-		goto out_mm;
-
-	/* A breakpoint that is not ours: a debugger's, say. */
-	existing = find_site(inode, offset);
-	if (existing)
-		put_site(existing);
-	else if (is_swbp_insn(&byte)) {
-		ret = -EEXIST;
-		goto out_inode;
-	}
-
-	seed = kzalloc(sizeof(*seed), GFP_KERNEL);
-	if (!seed) {
-		ret = -ENOMEM;
-		goto out_inode;
-	}
-	seed->u = u;
-	seed->mm = mm;
-	mmgrab(mm);
-	seed->vaddr = u->vaddr;
-	seed->in_irq = u->handler_in_interrupt;
-	seed->uc.handler = seed_handler;
-	seed->uc.filter = seed_filter;
-	if (u->ret_handler)
-		seed->uc.ret_handler = seed_ret_handler;
-	INIT_LIST_HEAD(&seed->reap);
-
-	/* On the list first, so the trap finds it from the first hit on. */
-	spin_lock_irqsave(&seed_lock, flags);
-	if (seed_of(u)) {
-		ret = -EINVAL;
-	} else {
-		list_add_rcu(&seed->node, &seeds);
-		u->seed = seed;
-	}
-	spin_unlock_irqrestore(&seed_lock, flags);
-	if (ret) {
-		mmdrop(mm);
-		kfree(seed);
-		goto out_inode;
-	}
-
-	h = uprobe_register(inode, offset, 0, &seed->uc);
-	if (IS_ERR(h)) {
-		ret = PTR_ERR(h);
-		/*
-		 * From a handler, threads may still be in seed_handler()
-		 * (uprobe_register() could not wait): the reaper frees it,
-		 * and unregister_uprobe() waits for the reaper.
-		 */
-		reap = in_uprobe_handler();
-		spin_lock_irqsave(&seed_lock, flags);
-		if (u->seed == seed)
-			seed_unlink(seed);
-		if (reap)
-			list_add_tail(&seed->reap, &reap_list);
-		spin_unlock_irqrestore(&seed_lock, flags);
-		if (reap) {
-			schedule_work(&seed_reap_work);
-		} else {
-			synchronize_rcu();
-			mmdrop(mm);
-			kfree(seed);
-		}
-		goto out_inode;
-	}
-	/*
-	 * exit, exec or unregister_uprobe() may have come meanwhile and left
-	 * the reaping to us: they only queue seeds that have their site.
-	 */
-	spin_lock_irqsave(&seed_lock, flags);
-	seed->site = h->site;
-	reap = seed->gone;
-	if (reap)
-		list_add_tail(&seed->reap, &reap_list);
-	spin_unlock_irqrestore(&seed_lock, flags);
-	/* Not seed->reap: once queued, the reaper may free it. */
-	if (reap)
-		schedule_work(&seed_reap_work);
-out_inode:
-	iput(inode);
-out_mm:
-	mmput(mm);
-	return ret;
-}
-EXPORT_SYMBOL_GPL(register_uprobe);
-
-/**
- * unregister_uprobe() - remove a probe of register_uprobe()
- * @u: the probe
- *
- * May be called from the probe's handler, in either context: the probe is
- * off at once, but other threads may still be running the handler when it
- * returns.  Elsewhere it sleeps until no handler of @u runs, also when the
- * probe was already off (exit, exec, or from the handler), so @u may be
- * freed when it returns; the kernel may write to @u until then.
- */
-void unregister_uprobe(struct uprobe *u)
-{
-	struct uprobe_seed *seed;
-	unsigned long flags;
-	bool deferred;
-
-	spin_lock_irqsave(&seed_lock, flags);
-	seed = seed_of(u);
-	if (seed)
-		seed_unlink(seed);
-	/* Registration still in progress: register_uprobe() reaps it. */
-	if (seed && !seed->site)
-		seed = NULL;
-	/* From a handler we may neither sleep nor wait for ourselves. */
-	deferred = seed && (irqs_disabled_flags(flags) || in_atomic() ||
-			    in_uprobe_handler());
-	if (deferred)
-		list_add_tail(&seed->reap, &reap_list);
-	spin_unlock_irqrestore(&seed_lock, flags);
-	if (deferred) {
-		schedule_work(&seed_reap_work);
-	} else if (seed) {
-		seed_detach(seed);
-	} else if (!irqs_disabled_flags(flags) && !in_atomic() &&
-		   !in_uprobe_handler()) {
-		/*
-		 * Already off (from its handler, or by exit or exec): its
-		 * handlers may still be running on other threads until the
-		 * reaper is through.  Reap here and wait, so that the caller
-		 * may free @u and its module when this returns.
-		 */
-		seed_reap_fn(NULL);
-		flush_work(&seed_reap_work);
-	}
-}
-EXPORT_SYMBOL_GPL(unregister_uprobe);
-
-/* The process is gone (exit, or exec replaced its mm). */
-void uprobe_clear_state(struct mm_struct *mm)
-{
-	struct xol_area *area = mm->uprobes_state.xol_area;
-	struct uprobe_seed *seed, *tmp;
-	unsigned long flags;
-	bool reap = false;
-
-	/* Threads that exec'ed from it may remember sites in it. */
-	if (test_bit(MMF_HAS_UPROBES, &mm->flags))
-		site_gen_next();
-
-	spin_lock_irqsave(&seed_lock, flags);
-	list_for_each_entry_safe(seed, tmp, &seeds, node) {
-		if (seed->mm != mm)
-			continue;
-		seed_unlink(seed);
-		if (seed->site) {
-			list_add_tail(&seed->reap, &reap_list);
-			reap = true;
-		}
-	}
-	spin_unlock_irqrestore(&seed_lock, flags);
-	if (reap)
-		schedule_work(&seed_reap_work);
-
-	if (!list_empty(&delayed_refs))
-		drop_delayed(mm, NULL);
-	if (area) {
-		mm->uprobes_state.xol_area = NULL;
-		xol_free(area);
-	}
-	stub_clear(mm);
-}
-
 /* ---- hits ---------------------------------------------------------------- */
 
-/* Run the handlers of per-process probes that want the trap's context. */
-static bool seed_irq_handlers(struct pt_regs *regs, unsigned long bp_vaddr)
-{
-	struct mm_struct *mm = current->mm;
-	struct uprobe_seed *seed;
-	bool any = false;
-
-	rcu_read_lock();
-	list_for_each_entry_rcu(seed, &seeds, node) {
-		if (seed->mm != mm || seed->vaddr != bp_vaddr || !seed->in_irq ||
-		    READ_ONCE(seed->gone))
-			continue;
-		atomic_long_inc(&seed->hits);
-		seed->u->handler(seed->u, regs);
-		any = true;
-	}
-	rcu_read_unlock();
-	return any;
-}
-
-/* Return: true when a handler sent the thread elsewhere: nothing more. */
-static bool seed_trap_handlers(struct pt_regs *regs)
-{
-	unsigned long bp_vaddr = uprobe_get_swbp_addr(regs);
-
-	if (boost_again(current->utask, regs, bp_vaddr))
-		return false;
-	regs->ip = bp_vaddr;
-	seed_irq_handlers(regs, bp_vaddr);
-	if (regs->ip != bp_vaddr)
-		return true;
-	regs->ip += UPROBE_SWBP_INSN_SIZE;
-	return false;
-}
-
-/*
- * An int3 from user mode: from the x86 int3 handler directly (see
- * kprobe_int3_handler()), or DIE_INT3 through the die chain.  Interrupts
- * are off: only flag the thread, except for handlers registered to run
- * right here.  Return: 1 when the trap is ours (or may be: the thread
- * finds out on its way out), 0 when it cannot be.
- */
 int uprobe_pre_sstep_notifier(struct pt_regs *regs)
 {
 	struct mm_struct *mm = current->mm;
@@ -1900,7 +1239,7 @@ int uprobe_pre_sstep_notifier(struct pt_regs *regs)
 	if (!mm || (!test_bit(MMF_HAS_UPROBES, &mm->flags) &&
 		    !(current->utask && current->utask->return_instances)))
 		return 0;
-	if (list_empty(&seeds) || !seed_trap_handlers(regs))
+	if (uprobe_seeds_none() || !uprobe_seed_trap_handlers(regs))
 		set_thread_flag(TIF_UPROBE);
 	return 1;
 }
@@ -1912,7 +1251,7 @@ int uprobe_post_sstep_notifier(struct pt_regs *regs)
 
 	if (!current->mm || !utask || !utask->active ||
 	    utask->state != UTASK_SSTEP)
-		return stub_step(regs);
+		return uprobe_stub_step(regs);
 	utask->state = UTASK_SSTEP_ACK;
 	set_thread_flag(TIF_UPROBE);
 	return 1;
@@ -1953,7 +1292,7 @@ static struct uprobe_site *site_remembered(struct uprobe_task *utask,
  * hitting probes do not queue behind each other or behind mmap() on
  * mmap_lock; that is taken only when a writer holds the VMA.
  */
-static struct uprobe_site *site_at(unsigned long bp_vaddr, bool *is_bp)
+struct uprobe_site *uprobe_site_at(unsigned long bp_vaddr, bool *is_bp)
 {
 	struct uprobe_task *utask = current->utask;
 	struct mm_struct *mm = current->mm;
@@ -2000,7 +1339,7 @@ static void prepare_uretprobe(struct uprobe_site *s, struct pt_regs *regs,
 	unsigned long orig, tramp;
 	bool chained;
 
-	area = get_xol_area();
+	area = uprobe_xol_area();
 	if (!area)
 		goto miss;
 	if (utask->depth >= MAX_URETPROBE_DEPTH) {
@@ -2019,7 +1358,7 @@ static void prepare_uretprobe(struct uprobe_site *s, struct pt_regs *regs,
 	tramp = area->vaddr;
 	orig = arch_uretprobe_hijack_return_addr(tramp, regs);
 	if (orig == -1UL) {
-		put_site(s);
+		uprobe_site_put(s);
 		cache_ri(utask, ri);
 		goto miss;
 	}
@@ -2035,7 +1374,7 @@ static void prepare_uretprobe(struct uprobe_site *s, struct pt_regs *regs,
 		if (!utask->return_instances) {
 			pr_warn_ratelimited("pid %d: return address is the trampoline but nothing is pending\n",
 					    current->pid);
-			put_site(s);
+			uprobe_site_put(s);
 			cache_ri(utask, ri);
 			force_sig(SIGSEGV);
 			return;
@@ -2055,7 +1394,7 @@ miss:
 	atomic_long_inc(&s->missed);
 }
 
-static void handler_chain(struct uprobe_site *s, struct pt_regs *regs,
+void uprobe_handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 			  unsigned long bp_vaddr)
 {
 	struct uprobe_task *utask = current->utask;
@@ -2104,7 +1443,7 @@ static void handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 			disarm_site(s, mm, bp_vaddr);
 		mmap_write_unlock(mm);
 		mutex_unlock(&s->reg_lock);
-		put_site(s);
+		uprobe_site_put(s);
 	}
 }
 
@@ -2163,727 +1502,19 @@ bad:
 	force_sig(SIGSEGV);
 }
 
-/* ---- optimized sites ------------------------------------------------------ */
-
-/*
- * An instruction the architecture can overwrite with a jump (x86: a 5-byte
- * nop, as USDT and -fpatchable-function-entry emit) is, on its first int3
- * hit in a process, turned into a jump to a stub near it that enters the
- * kernel by a system call: no trap, and nothing written below the stack
- * pointer's red zone (arch/x86/kernel/uprobes.c has the stub).
- *
- * The stubs of a page are all the same code; which probed address a stub
- * serves is in site[] of its page, set once and never changed while a
- * process maps the page.  So a thread still inside a stub after its site
- * went away, or was unregistered, still knows where to resume.  Stub pages
- * are mapped without VM_DONTCOPY: a forked child's text has the parent's
- * jumps, so it shares the parent's stub pages (refcounted, each at the same
- * address in both).  A process's set of stub pages is found by its mm in
- * stub_sets; the mm itself has no room for it that fork would clear.
- */
-struct stub_page {
-	refcount_t		ref;
-	spinlock_t		lock;		/* site[], boost_len[] entries */
-	struct page		*page;
-	unsigned long		vaddr;
-	unsigned long		site[UPROBE_STUBS_PER_PAGE];
-	/* 0: the system call stub; else a boosted copy of that length */
-	u8			boost_len[UPROBE_STUBS_PER_PAGE];
-};
-
-#define STUB_PAGES	8			/* per process */
-
-struct stub_set {
-	struct hlist_node	node;		/* stub_sets, RCU */
-	struct mm_struct	*mm;
-	struct rcu_head		rcu;
-	struct stub_page	*pages[STUB_PAGES];	/* set under mmap_lock */
-	/* probed address -> its boosted copy here, or BOOST_NONE */
-	struct xarray		boosts;
-};
-
-#define BOOST_NONE	1UL	/* no copy for this address fits here */
-
-static DEFINE_HASHTABLE(stub_sets, 6);
-static DEFINE_SPINLOCK(stub_sets_lock);
-static bool uprobe_opt_enabled = true;		/* debugfs uprobes/optimize */
-static bool uprobe_boost_enabled = true;	/* debugfs uprobes/boost */
-
-/*
- * The stub pages of @mm, or NULL.  The set stays while the caller holds
- * @mm's mmap_lock, runs in @mm, or is in an RCU read section: it goes only
- * with the mm (stub_clear()).
- */
-static struct stub_set *stub_set_of(struct mm_struct *mm)
-{
-	struct stub_set *set;
-
-	rcu_read_lock();
-	hash_for_each_possible_rcu(stub_sets, set, node, (unsigned long)mm)
-		if (set->mm == mm)
-			break;
-	rcu_read_unlock();
-	return set;
-}
-
-static void put_stub_page(struct stub_page *sp)
-{
-	if (refcount_dec_and_test(&sp->ref)) {
-		put_page(sp->page);
-		kfree(sp);
-	}
-}
-
-static void free_stub_set(struct rcu_head *rcu)
-{
-	struct stub_set *set = container_of(rcu, struct stub_set, rcu);
-	int i;
-
-	for (i = 0; i < STUB_PAGES && set->pages[i]; i++)
-		put_stub_page(set->pages[i]);
-	kfree(set);
-}
-
-static vm_fault_t stub_fault(const struct vm_special_mapping *sm,
-			     struct vm_area_struct *vma, struct vm_fault *vmf)
-{
-	struct stub_set *set;
-	vm_fault_t ret = VM_FAULT_SIGBUS;
-	int i;
-
-	rcu_read_lock();
-	set = stub_set_of(vma->vm_mm);
-	for (i = 0; set && !vmf->pgoff && i < STUB_PAGES; i++) {
-		struct stub_page *sp = READ_ONCE(set->pages[i]);
-
-		if (sp && sp->vaddr == vma->vm_start) {
-			vmf->page = sp->page;
-			get_page(vmf->page);
-			ret = 0;
-			break;
-		}
-	}
-	rcu_read_unlock();
-	return ret;
-}
-
-static const struct vm_special_mapping stub_mapping = {
-	.name	= "[uprobes]",
-	.fault	= stub_fault,
-	.mremap	= xol_mremap,		/* the jumps to it are relative */
-};
-
-/*
- * The probed address the stub at @vaddr serves, or 0; @off is set to
- * @vaddr's offset in its stub, @blen to the length of its boosted copy (0
- * for a system call stub).  Under RCU or the mmap_lock.
- */
-static unsigned long stub_site(struct mm_struct *mm, unsigned long vaddr,
-			       unsigned int *off, unsigned int *blen)
-{
-	struct stub_set *set = stub_set_of(mm);
-	int i;
-
-	for (i = 0; set && i < STUB_PAGES; i++) {
-		struct stub_page *sp = READ_ONCE(set->pages[i]);
-		unsigned long o;
-
-		if (!sp)
-			break;
-		o = vaddr - sp->vaddr;
-		if (o >= PAGE_SIZE)
-			continue;
-		*off = o % UPROBE_STUB_BYTES;
-		*blen = READ_ONCE(sp->boost_len[o / UPROBE_STUB_BYTES]);
-		return READ_ONCE(sp->site[o / UPROBE_STUB_BYTES]);
-	}
-	return 0;
-}
-
-/* Where the stub of entry @i of @sp starts. */
-static unsigned long stub_vaddr(struct stub_page *sp, int i)
-{
-	return sp->vaddr + i * UPROBE_STUB_BYTES;
-}
-
-/*
- * Can entry @i of @sp serve @vaddr as a system call stub (@a NULL), or as
- * the boosted copy of @a?  A @fresh entry gets the copy written; one that
- * served before must already hold exactly that code: code once written is
- * never changed, so a thread preempted inside it (perhaps after the probe
- * went away, or in a forked child sharing the page) runs what it came for.
- */
-static bool stub_fits(struct stub_page *sp, int i, struct arch_uprobe *a,
-		      unsigned long vaddr, bool fresh)
-{
-	u8 code[UPROBE_STUB_BYTES];
-	void *kaddr;
-	bool ok = true;
-
-	if (!a)
-		return !sp->boost_len[i];
-	if (arch_uprobe_boost_code(a, vaddr, stub_vaddr(sp, i), code))
-		return false;
-	kaddr = kmap_local_page(sp->page) + i * UPROBE_STUB_BYTES;
-	if (fresh) {
-		memcpy(kaddr, code, sizeof(code));
-		WRITE_ONCE(sp->boost_len[i], a->len);
-	} else {
-		ok = sp->boost_len[i] == a->len && !memcmp(kaddr, code, sizeof(code));
-	}
-	kunmap_local(kaddr);
-	return ok;
-}
-
-/*
- * The stub for @vaddr in @sp (see stub_fits() for @a): the one it already
- * has, else a free one; -1 if none.  A stub once given to an address stays
- * that address's.
- */
-static int stub_take(struct stub_page *sp, unsigned long vaddr,
-		     struct arch_uprobe *a)
-{
-	int i, free = -1;
-	bool fresh = false;
-
-	if (!arch_uprobe_stub_reaches(vaddr, sp->vaddr) ||
-	    !arch_uprobe_stub_reaches(vaddr, sp->vaddr + PAGE_SIZE))
-		return -1;
-	spin_lock(&sp->lock);
-	for (i = 0; i < UPROBE_STUBS_PER_PAGE; i++) {
-		if (sp->site[i] == vaddr)
-			break;
-		if (!sp->site[i] && free < 0)
-			free = i;
-	}
-	if (i == UPROBE_STUBS_PER_PAGE && free >= 0) {
-		i = free;
-		fresh = true;
-	}
-	if (i < UPROBE_STUBS_PER_PAGE && !stub_fits(sp, i, a, vaddr, fresh))
-		i = UPROBE_STUBS_PER_PAGE;
-	else if (fresh)
-		WRITE_ONCE(sp->site[i], vaddr);
-	spin_unlock(&sp->lock);
-	return i < UPROBE_STUBS_PER_PAGE ? i : -1;
-}
-
-/* A new stub page mapped within reach of @vaddr; mmap_lock held for writing. */
-static struct stub_page *stub_page_new(struct mm_struct *mm, unsigned long vaddr)
-{
-	struct vm_unmapped_area_info info = { .length = PAGE_SIZE };
-	struct vm_area_struct *vma;
-	struct stub_page *sp;
-	unsigned long addr;
-	void *kaddr;
-	int i;
-
-	arch_uprobe_stub_window(vaddr, &info.low_limit, &info.high_limit);
-	/* The search returns the start of a gap: the window gives pages. */
-	info.low_limit = PAGE_ALIGN(max(info.low_limit, mmap_min_addr));
-	info.high_limit = min(info.high_limit, TASK_SIZE) & PAGE_MASK;
-	if (info.low_limit >= info.high_limit)
-		return NULL;
-	addr = vm_unmapped_area(&info);
-	if (IS_ERR_VALUE(addr) || WARN_ON_ONCE(offset_in_page(addr)))
-		return NULL;
-
-	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
-	if (!sp)
-		return NULL;
-	sp->page = alloc_page(GFP_HIGHUSER | __GFP_ZERO);
-	if (!sp->page) {
-		kfree(sp);
-		return NULL;
-	}
-	refcount_set(&sp->ref, 1);
-	spin_lock_init(&sp->lock);
-	sp->vaddr = addr;
-	kaddr = kmap_local_page(sp->page);
-	for (i = 0; i < UPROBE_STUBS_PER_PAGE; i++)
-		arch_uprobe_stub_write(kaddr + i * UPROBE_STUB_BYTES);
-	kunmap_local(kaddr);
-
-	vma = _install_special_mapping(mm, addr, PAGE_SIZE,
-				       VM_EXEC | VM_MAYEXEC | VM_IO |
-				       VM_DONTEXPAND, &stub_mapping);
-	if (IS_ERR(vma)) {
-		put_stub_page(sp);
-		return NULL;
-	}
-	return sp;
-}
-
-/*
- * The stub for @vaddr in @mm (@a: see stub_fits()), mapping a stub page if
- * needed; 0 when none is free within reach.  mmap_lock held for writing: it
- * orders the pages[] slots, which only this fills (fork copies them under
- * the same lock).
- */
-static unsigned long stub_get(struct mm_struct *mm, unsigned long vaddr,
-			      struct arch_uprobe *a)
-{
-	struct stub_set *set = stub_set_of(mm);
-	struct stub_page *sp;
-	int i, n;
-
-	if (!set) {
-		set = kzalloc(sizeof(*set), GFP_KERNEL);
-		if (!set)
-			return 0;
-		set->mm = mm;
-		xa_init(&set->boosts);
-		spin_lock(&stub_sets_lock);
-		hash_add_rcu(stub_sets, &set->node, (unsigned long)mm);
-		spin_unlock(&stub_sets_lock);
-	}
-	for (i = 0; i < STUB_PAGES && set->pages[i]; i++) {
-		n = stub_take(set->pages[i], vaddr, a);
-		if (n >= 0)
-			return stub_vaddr(set->pages[i], n);
-	}
-	if (i == STUB_PAGES)
-		return 0;
-	sp = stub_page_new(mm, vaddr);
-	if (!sp)
-		return 0;
-	/* Published after its contents: stub_fault() reads it under RCU. */
-	smp_store_release(&set->pages[i], sp);
-	n = stub_take(sp, vaddr, a);
-	return n < 0 ? 0 : stub_vaddr(sp, n);
-}
-
-/*
- * Text of @mm changes under threads that may be running it, so by the
- * cross-modifying rule kernel text follows too: while the first byte is
- * an int3 no CPU runs the bytes after it; every CPU serializes after the
- * tail is written, before the first byte changes.  A thread that sees the
- * int3 meanwhile takes an ordinary hit.
- */
-static int patch_site(struct mm_struct *mm, unsigned long vaddr,
-		      const u8 *insn, int len)
-{
-	u8 bp = UPROBE_SWBP_INSN;
-	int ret;
-
-	ret = access_mm(mm, vaddr, &bp, 1, true);
-	if (!ret)
-		ret = access_mm(mm, vaddr + 1, (void *)insn + 1, len - 1, true);
-	arch_uprobe_text_sync();
-	if (!ret)
-		ret = access_mm(mm, vaddr, (void *)insn, 1, true);
-	arch_uprobe_text_sync();
-	return ret;
-}
-
-/* Does the text at @vaddr of @mm jump to a stub that serves @vaddr? */
-static bool site_optimized(struct uprobe_site *s, struct mm_struct *mm,
-			   unsigned long vaddr)
-{
-	u8 cur[UPROBE_JMP_INSN_SIZE];
-	unsigned long target;
-	unsigned int off, blen;
-
-	if (!arch_uprobe_optimizable(&s->arch) ||
-	    access_mm(mm, vaddr, cur, sizeof(cur), false))
-		return false;
-	target = arch_uprobe_jmp_target(cur, vaddr);
-	return target && stub_site(mm, target, &off, &blen) == vaddr &&
-	       !off && !blen;
-}
-
-/* Back from the jump to the int3; mmap_lock held for writing. */
-static int unoptimize_site(struct uprobe_site *s, struct mm_struct *mm,
-			   unsigned long vaddr)
-{
-	u8 insn[UPROBE_JMP_INSN_SIZE];
-
-	memcpy(insn, s->arch.insn, sizeof(insn));
-	insn[0] = UPROBE_SWBP_INSN;
-	return patch_site(mm, vaddr, insn, sizeof(insn));
-}
-
-/*
- * The first int3 hit of an optimizable site in this process: replace the
- * int3 by the jump.  Only while the int3 is there and the mapping is the
- * site's, under the mmap_lock that disarming takes too, so the jump is
- * never left behind by a disarm.  A site that cannot be optimized here is
- * not tried again anywhere (flagged), so hits do not keep taking the lock.
- */
-static void optimize_site(struct uprobe_site *s, unsigned long vaddr)
-{
-	struct mm_struct *mm = current->mm;
-	u8 cur[UPROBE_JMP_INSN_SIZE], insn[UPROBE_JMP_INSN_SIZE];
-	unsigned long stub;
-	bool done = false;
-
-	if (!READ_ONCE(uprobe_opt_enabled) || READ_ONCE(s->no_opt) ||
-	    offset_in_page(vaddr) > PAGE_SIZE - sizeof(insn))
-		return;
-	if (mmap_write_lock_killable(mm))
-		return;
-	if (vma_has_site(vma_lookup(mm, vaddr), s, vaddr, true) &&
-	    !access_mm(mm, vaddr, cur, sizeof(cur), false) &&
-	    is_swbp_insn(&cur[0]) &&
-	    !memcmp(cur + 1, s->arch.insn + 1, sizeof(cur) - 1)) {
-		stub = stub_get(mm, vaddr, NULL);
-		if (stub) {
-			arch_uprobe_jmp_insn(insn, vaddr, stub);
-			done = !patch_site(mm, vaddr, insn, sizeof(insn));
-		}
-		if (!done)
-			WRITE_ONCE(s->no_opt, true);
-	}
-	mmap_write_unlock(mm);
-}
-
-/*
- * A stub's system call: @regs as the architecture restored them, with ip
- * at the probed address.  Run the hit as the int3 path would, and skip the
- * instruction (a nop) unless a handler moved ip.
- */
-static void stub_hit(struct pt_regs *regs, unsigned long vaddr)
-{
-	struct uprobe_site *s;
-	bool is_bp;
-	int idx;
-
-	if (!list_empty(&seeds)) {
-		/* Their trap-context handlers run with interrupts off. */
-		local_irq_disable();
-		seed_irq_handlers(regs, vaddr);
-		local_irq_enable();
-		if (instruction_pointer(regs) != vaddr)
-			return;
-	}
-	idx = srcu_read_lock(&uprobes_srcu);
-	s = site_at(vaddr, &is_bp);
-	if (s && get_utask())
-		handler_chain(s, regs, vaddr);
-	srcu_read_unlock(&uprobes_srcu, idx);
-	if (instruction_pointer(regs) == vaddr)
-		instruction_pointer_set(regs, vaddr + UPROBE_JMP_INSN_SIZE);
-}
-
-/**
- * uprobe_stub_syscall() - a system call from a stub of an optimized site
- * @regs: the registers at the system call
- *
- * Called by the architecture's system call for stubs and the return-probe
- * trampoline.
- *
- * Return: false when @regs are not at the end of one of the process's
- * stubs (the caller then treats the call as a misuse); true once the hit is
- * done and @regs are what the thread resumes with.
- */
-bool uprobe_stub_syscall(struct pt_regs *regs)
-{
-	unsigned long vaddr;
-	unsigned int off, blen;
-
-	if (!current->mm)
-		return false;
-	rcu_read_lock();
-	vaddr = stub_site(current->mm, instruction_pointer(regs), &off, &blen);
-	rcu_read_unlock();
-	if (!vaddr || off != UPROBE_STUB_SYSCALL_END || blen)
-		return false;
-	if (!arch_uprobe_stub_return(regs, vaddr))
-		return false;
-	stub_hit(regs, vaddr);
-	return true;
-}
-
-/*
- * A thread stopped inside a stub, for a signal or a debugger: undo what the
- * stub did so far and put it back at the probed address, which it runs
- * again afterwards (one hit, as if it never got into the stub); from a
- * boosted copy, see boost_rewind().  Nobody outside sees a stub's address
- * in a signal frame, a core or a ptrace stop.
- */
-static void stub_rewind(struct pt_regs *regs)
-{
-	struct mm_struct *mm = current->mm;
-	unsigned long vaddr;
-	unsigned int off, blen;
-
-	if (!mm || !test_bit(MMF_HAS_UPROBES, &mm->flags))
-		return;
-	rcu_read_lock();
-	vaddr = stub_site(mm, instruction_pointer(regs), &off, &blen);
-	rcu_read_unlock();
-	if (vaddr && blen)
-		boost_rewind(regs, off, blen, vaddr);
-	else if (vaddr)
-		arch_uprobe_stub_rewind(regs, off, vaddr);
-}
-
-/*
- * A debugger (or the program) stepped the jump with TF: the trap is at the
- * stub's first byte.  Swallow it and take the hit the int3 way, with ip
- * just past a would-be int3 at the probed address: the emulation of the
- * nop then raises the SIGTRAP the step owes, after the instruction, as on
- * the int3 path.
- */
-static bool stub_step(struct pt_regs *regs)
-{
-	struct mm_struct *mm = current->mm;
-	unsigned long vaddr;
-	unsigned int off, blen;
-
-	if (!mm || !test_bit(MMF_HAS_UPROBES, &mm->flags))
-		return false;
-	rcu_read_lock();
-	vaddr = stub_site(mm, instruction_pointer(regs), &off, &blen);
-	rcu_read_unlock();
-	if (!vaddr || off || blen)
-		return false;
-	instruction_pointer_set(regs, vaddr + UPROBE_SWBP_INSN_SIZE);
-	set_thread_flag(TIF_UPROBE);
-	return true;
-}
-
-/* fork: the child's text has the parent's jumps, and their stub pages. */
-static void stub_dup(struct mm_struct *oldmm, struct mm_struct *newmm)
-{
-	struct stub_set *set = stub_set_of(oldmm), *nset;
-	int i;
-
-	if (!set)
-		return;
-	/*
-	 * Small, and the child's copied jumps need it: a failure here would
-	 * leave the child faulting on its first probe hit.
-	 */
-	nset = kzalloc(sizeof(*nset), GFP_KERNEL | __GFP_NOFAIL);
-	nset->mm = newmm;
-	/* Its boosted copies are found again on its first hits (shared). */
-	xa_init(&nset->boosts);
-	for (i = 0; i < STUB_PAGES && set->pages[i]; i++) {
-		refcount_inc(&set->pages[i]->ref);
-		nset->pages[i] = set->pages[i];
-	}
-	spin_lock(&stub_sets_lock);
-	hash_add_rcu(stub_sets, &nset->node, (unsigned long)newmm);
-	spin_unlock(&stub_sets_lock);
-}
-
-static void stub_clear(struct mm_struct *mm)
-{
-	struct stub_set *set;
-
-	spin_lock(&stub_sets_lock);
-	set = stub_set_of(mm);
-	if (set)
-		hash_del_rcu(&set->node);
-	spin_unlock(&stub_sets_lock);
-	if (set) {
-		xa_destroy(&set->boosts);
-		call_rcu(&set->rcu, free_stub_set);
-	}
-}
-
-/*
- * Where else in @mm the file offset @vaddr had in @old is mapped, a copy of
- * its jump that does not lead to that address's own stub is one that
- * moved: make it the int3 again.
- */
-static void stub_find_moved(struct mm_struct *mm, struct vm_area_struct *old,
-			    unsigned long vaddr, unsigned long stub)
-{
-	VMA_ITERATOR(vmi, mm, 0);
-	struct inode *inode = file_inode(old->vm_file);
-	loff_t offset = vma_offset(old, vaddr);
-	u8 cur[UPROBE_JMP_INSN_SIZE], want[UPROBE_JMP_INSN_SIZE];
-	struct uprobe_site *s = find_site(inode, offset);
-	struct vm_area_struct *vma;
-
-	if (!s)
-		return;
-	arch_uprobe_jmp_insn(want, vaddr, stub);
-	for_each_vma(vmi, vma) {
-		unsigned long y;
-
-		if (vma == old || !vma_covers(vma, s))
-			continue;
-		y = offset_vaddr(vma, offset);
-		if (y == vaddr || !vma_has_site(vma, s, y, false) ||
-		    access_mm(mm, y, cur, sizeof(cur), false) ||
-		    memcmp(cur, want, sizeof(cur)) || site_optimized(s, mm, y))
-			continue;
-		unoptimize_site(s, mm, y);
-	}
-	put_site(s);
-}
-
-/*
- * mremap() moved text with a jump in it: the old range is being unmapped
- * and its jumps are now in another range, still relative to where they
- * were, so they point at no stub.  Turn each back into the int3 there
- * (the breakpoint moved with its page, as an unoptimized one does), before
- * mremap() returns the new address; nobody can know that address sooner.
- * mmap_lock is held for writing on that path (munmap() may hold it only for
- * reading, but then its pages are gone, not moved, and nothing matches).
- */
-static void stub_moved(struct vm_area_struct *old, unsigned long start,
-		       unsigned long end)
-{
-	struct mm_struct *mm = old->vm_mm;
-	struct stub_set *set;
-	int i, n;
-
-	if (!old->vm_file || !(old->vm_flags & VM_EXEC))
-		return;
-	set = stub_set_of(mm);
-	for (i = 0; set && i < STUB_PAGES && set->pages[i]; i++) {
-		struct stub_page *sp = set->pages[i];
-
-		for (n = 0; n < UPROBE_STUBS_PER_PAGE; n++) {
-			unsigned long vaddr = READ_ONCE(sp->site[n]);
-
-			if (vaddr >= start && vaddr < end && !sp->boost_len[n])
-				stub_find_moved(mm, old, vaddr,
-						stub_vaddr(sp, n));
-		}
-	}
-}
-
-
-/* ---- boosted copies ------------------------------------------------------- */
-
-/*
- * An instruction that would be single-stepped from an XOL slot runs instead
- * from a stub entry near the text that holds a copy of it and a jump back
- * (arch_uprobe_boost_code()): the int3 is the only trap of the hit.  The
- * entry is made on the first hit in a process, under the mmap_lock, and
- * found on later hits without a lock in the process's boosts (probed
- * address -> entry).  A mapping that goes away takes its addresses out of
- * boosts (boost_forget()), so a new file mapped there gets a copy of its
- * own instruction; the entry itself stays its address's for good.
- */
-
-/* A new entry for @s at @vaddr in this process, or 0. */
-static unsigned long boost_slot_new(struct uprobe_site *s, unsigned long vaddr)
-{
-	struct mm_struct *mm = current->mm;
-	unsigned long slot = 0;
-	struct stub_set *set;
-
-	if (mmap_write_lock_killable(mm))
-		return 0;
-	if (vma_has_site(vma_lookup(mm, vaddr), s, vaddr, true)) {
-		slot = stub_get(mm, vaddr, &s->arch);
-		set = stub_set_of(mm);
-		/* No entry fits: do not try again on every hit. */
-		if (set)
-			xa_store(&set->boosts, vaddr,
-				 xa_mk_value(slot ?: BOOST_NONE), GFP_KERNEL);
-	}
-	mmap_write_unlock(mm);
-	return slot;
-}
-
-/*
- * After the handlers, when @s's instruction would be stepped: send the
- * thread to its boosted copy instead, if it has one or gets one now.
- */
-static bool boost(struct uprobe_site *s, struct pt_regs *regs,
-		  unsigned long vaddr)
-{
-	struct stub_set *set;
-	unsigned long slot;
-	void *entry;
-
-	if (!READ_ONCE(uprobe_boost_enabled) ||
-	    !arch_uprobe_boostable(&s->arch, regs))
-		return false;
-	set = stub_set_of(current->mm);
-	entry = set ? xa_load(&set->boosts, vaddr) : NULL;
-	slot = entry ? xa_to_value(entry) : boost_slot_new(s, vaddr);
-	if (!slot || slot == BOOST_NONE)
-		return false;
-	instruction_pointer_set(regs, slot);
-	return true;
-}
-
-/* A mapping of @mm went away from [@start, @end). */
-static void boost_forget(struct mm_struct *mm, unsigned long start,
-			 unsigned long end)
-{
-	struct stub_set *set = stub_set_of(mm);
-	unsigned long index = start;
-	void *entry;
-
-	if (!set)
-		return;
-	xa_for_each_range(&set->boosts, index, entry, start, end - 1)
-		xa_erase(&set->boosts, index);
-}
-
-/*
- * A signal or a debugger stop finds the thread in a boosted copy.  At the
- * jump back, the instruction ran: the thread is at the next one.  At the
- * copy itself it did not (an interrupt right on the way back from the hit,
- * or the copy's own fault): the thread goes back to the probed address,
- * and when it hits the probe there again with the same registers -- the
- * signal handler returned -- the handlers, which already ran for this
- * execution, do not run again (boost_resumed()).
- */
-static void boost_rewind(struct pt_regs *regs, unsigned int off,
-			 unsigned int len, unsigned long vaddr)
-{
-	struct uprobe_task *utask = current->utask;
-
-	if (off == len) {
-		instruction_pointer_set(regs, vaddr + len);
-		return;
-	}
-	if (off)
-		return;		/* the program's own jump into the copy */
-	instruction_pointer_set(regs, vaddr);
-	if (utask) {
-		utask->boost_vaddr = vaddr;
-		utask->boost_regs = arch_uprobe_regs_hash(regs);
-	}
-}
-
-/* Is this hit the return of one boost_rewind() sent back? */
-static bool boost_again(struct uprobe_task *utask, struct pt_regs *regs,
-			unsigned long vaddr)
-{
-	return utask && utask->boost_vaddr == vaddr &&
-	       utask->boost_regs == arch_uprobe_regs_hash(regs);
-}
-
-/*
- * The same, and then forget it.  Other hits meanwhile (the signal handler
- * may run probed code) leave it: only this address with these registers
- * matches, which a later, different execution practically never repeats.
- */
-static bool boost_resumed(struct pt_regs *regs, unsigned long vaddr)
-{
-	struct uprobe_task *utask = current->utask;
-
-	if (likely(utask->boost_vaddr != vaddr) ||
-	    !boost_again(utask, regs, vaddr))
-		return false;
-	utask->boost_vaddr = 0;
-	return true;
-}
-
 /* Run @s's instruction from a slot: the debug trap brings us back. */
 static int prepare_step(struct uprobe_site *s, struct pt_regs *regs,
 			unsigned long bp_vaddr)
 {
 	struct uprobe_task *utask = current->utask;
-	struct xol_area *area = get_xol_area();
+	struct xol_area *area = uprobe_xol_area();
 	u8 buf[MAX_UINSN_BYTES + UPROBE_SWBP_INSN_SIZE];
 	unsigned long slot;
 	int ret;
 
 	if (!area)
 		return -ENOMEM;
-	slot = xol_take_slot(area);
+	slot = uprobe_xol_take_slot(area);
 	if (!slot)
 		return -EINTR;
 	/*
@@ -2900,7 +1531,7 @@ static int prepare_step(struct uprobe_site *s, struct pt_regs *regs,
 	if (ret) {
 		utask->active = NULL;
 		utask->xol_vaddr = 0;
-		xol_put_slot(area, slot);
+		uprobe_xol_put_slot(area, slot);
 		return ret;
 	}
 	utask->state = UTASK_SSTEP;
@@ -2915,7 +1546,7 @@ static void handle_swbp(struct pt_regs *regs)
 	int idx;
 
 	idx = srcu_read_lock(&uprobes_srcu);
-	s = site_at(bp_vaddr, &is_bp);
+	s = uprobe_site_at(bp_vaddr, &is_bp);
 	if (!s) {
 		/* Not ours: a breakpoint the program or a debugger set. */
 		if (is_bp)
@@ -2925,17 +1556,16 @@ static void handle_swbp(struct pt_regs *regs)
 		goto out;
 	}
 	instruction_pointer_set(regs, bp_vaddr);
-	if (!get_utask())
+	if (!uprobe_get_utask())
 		goto out;	/* try again */
 
-	if (!boost_resumed(regs, bp_vaddr))
-		handler_chain(s, regs, bp_vaddr);
+	if (!uprobe_boost_resumed(regs, bp_vaddr))
+		uprobe_handler_chain(s, regs, bp_vaddr);
 	/* A handler sent the thread elsewhere: skip the instruction. */
 	if (instruction_pointer(regs) != bp_vaddr)
 		goto out;
-	if (arch_uprobe_optimizable(&s->arch))
-		optimize_site(s, bp_vaddr);
-	if (arch_uprobe_skip_sstep(&s->arch, regs) || boost(s, regs, bp_vaddr))
+	uprobe_try_optimize(s, bp_vaddr);
+	if (arch_uprobe_skip_sstep(&s->arch, regs) || uprobe_boost(s, regs, bp_vaddr))
 		goto out;
 	/*
 	 * The step outlives this read section: it pins the site.  One that
@@ -2945,7 +1575,7 @@ static void handle_swbp(struct pt_regs *regs)
 	if (!refcount_inc_not_zero(&s->ref))
 		goto out;
 	if (prepare_step(s, regs, bp_vaddr))
-		put_site(s);
+		uprobe_site_put(s);
 out:
 	srcu_read_unlock(&uprobes_srcu, idx);
 }
@@ -2970,9 +1600,9 @@ static void handle_singlestep(struct uprobe_task *utask, struct pt_regs *regs)
 
 	utask->active = NULL;
 	utask->state = UTASK_RUNNING;
-	xol_put_slot(area, utask->xol_vaddr);
+	uprobe_xol_put_slot(area, utask->xol_vaddr);
 	utask->xol_vaddr = 0;
-	put_site(s);
+	uprobe_site_put(s);
 
 	/* uprobe_deny_signal() held signals back during the step. */
 	spin_lock_irq(&current->sighand->siglock);
@@ -3009,7 +1639,7 @@ bool uprobe_deny_signal(void)
 	struct task_struct *t = current;
 	struct uprobe_task *utask = t->utask;
 
-	stub_rewind(current_pt_regs());
+	uprobe_stub_rewind(current_pt_regs());
 	if (likely(!utask || !utask->active))
 		return false;
 	if (utask->state == UTASK_SSTEP && task_sigpending(t)) {
@@ -3022,68 +1652,6 @@ bool uprobe_deny_signal(void)
 	return true;
 }
 
-/* ---- debugfs: uprobes/list ------------------------------------------------ */
-
-static const char *arch_how(struct arch_uprobe *a)
-{
-	if (arch_uprobe_optimizable(a))
-		return "jump";
-	if (a->op != UPX_STEP)
-		return "emulate";
-	return READ_ONCE(uprobe_boost_enabled) &&
-	       arch_uprobe_boostable(a, NULL) ? "boost" : "step";
-}
-
-static int list_show(struct seq_file *m, void *v)
-{
-	struct uprobe_site *s;
-	struct rb_node *n;
-
-	spin_lock(&sites_lock);
-	for (n = rb_first(&sites); n; n = rb_next(n)) {
-		struct uprobe_consumer *uc;
-		int nc = 0, idx;
-
-		s = rb_entry(n, struct uprobe_site, node);
-		/* Writers hold reg_lock, not sites_lock: count under SRCU. */
-		idx = srcu_read_lock(&uprobes_srcu);
-		list_for_each_entry_srcu(uc, &s->consumers, cons_node,
-					 srcu_read_lock_held(&uprobes_srcu))
-			nc++;
-		srcu_read_unlock(&uprobes_srcu, idx);
-		seq_printf(m, "%lu:%#llx consumers=%d %s hits=%lu missed=%ld\n",
-			   s->inode->i_ino, s->offset, nc, arch_how(&s->arch),
-			   site_hits(s),
-			   atomic_long_read(&s->missed));
-	}
-	spin_unlock(&sites_lock);
-
-	spin_lock_irq(&seed_lock);
-	{
-		struct uprobe_seed *seed;
-
-		list_for_each_entry(seed, &seeds, node)
-			seq_printf(m, "pid %d %#lx %s%s hits=%ld\n",
-				   seed->u->pid, seed->vaddr,
-				   seed->in_irq ? "irq" : "task",
-				   seed->u->ret_handler ? " ret" : "",
-				   atomic_long_read(&seed->hits));
-	}
-	spin_unlock_irq(&seed_lock);
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(list);
-
-static int __init uprobes_debugfs_init(void)
-{
-	struct dentry *dir = debugfs_create_dir("uprobes", NULL);
-
-	debugfs_create_file("list", 0400, dir, NULL, &list_fops);
-	debugfs_create_bool("optimize", 0600, dir, &uprobe_opt_enabled);
-	debugfs_create_bool("boost", 0600, dir, &uprobe_boost_enabled);
-	return 0;
-}
-late_initcall(uprobes_debugfs_init);
 
 void __init uprobes_init(void)
 {

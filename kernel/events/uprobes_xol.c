@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The XOL area: one page per process, mapped as "[uprobes]" on first use,
+ * whose slot 0 holds the return-probe trampoline and whose other slots
+ * each hold the copy of an instruction that a thread single-steps.  A
+ * thread that finds every slot taken waits for one.  Also where a trap in
+ * such a copy (or in a stub) is reported to be.
+ */
+#define pr_fmt(fmt) "uprobes: " fmt
+
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/slab.h>
+#include <linux/uprobes.h>
+
+#include "uprobes_internal.h"
+
+static vm_fault_t xol_fault(const struct vm_special_mapping *sm,
+			    struct vm_area_struct *vma, struct vm_fault *vmf)
+{
+	struct xol_area *area = READ_ONCE(vma->vm_mm->uprobes_state.xol_area);
+
+	if (!area || vmf->pgoff)
+		return VM_FAULT_SIGBUS;
+	vmf->page = area->page;
+	get_page(vmf->page);
+	return 0;
+}
+
+/* Slots and the trampoline are addressed by area->vaddr: it stays put. */
+int uprobe_xol_mremap(const struct vm_special_mapping *sm,
+		      struct vm_area_struct *new_vma)
+{
+	return -EPERM;
+}
+
+static const struct vm_special_mapping xol_mapping = {
+	.name	= "[uprobes]",
+	.fault	= xol_fault,
+	.mremap	= uprobe_xol_mremap,
+};
+
+static struct xol_area *xol_alloc(void)
+{
+	struct xol_area *area = kzalloc(sizeof(*area), GFP_KERNEL);
+	unsigned long tsize;
+	void *tramp, *kaddr;
+
+	if (!area)
+		return NULL;
+	/* Zeroed: nothing of the kernel's may show through to user space. */
+	area->page = alloc_page(GFP_HIGHUSER | __GFP_ZERO);
+	if (!area->page) {
+		kfree(area);
+		return NULL;
+	}
+	init_waitqueue_head(&area->wq);
+	/* Slot 0 holds the return-probe trampoline for good. */
+	set_bit(0, area->busy);
+	tramp = arch_uprobe_trampoline(&tsize);
+	kaddr = kmap_local_page(area->page);
+	memcpy(kaddr, tramp, min_t(unsigned long, tsize, UPROBE_XOL_SLOT_BYTES));
+	kunmap_local(kaddr);
+	return area;
+}
+
+void uprobe_xol_free(struct xol_area *area)
+{
+	put_page(area->page);
+	kfree(area);
+}
+
+/* Map @area into the current process at @vaddr, or anywhere if 0. */
+static int xol_map(struct mm_struct *mm, struct xol_area *area,
+		   unsigned long vaddr)
+{
+	struct vm_area_struct *vma;
+
+	if (!vaddr) {
+		vaddr = get_unmapped_area(NULL, TASK_SIZE - PAGE_SIZE,
+					  PAGE_SIZE, 0, 0);
+		if (IS_ERR_VALUE(vaddr))
+			return vaddr;
+	} else if (find_vma_intersection(mm, vaddr, vaddr + PAGE_SIZE)) {
+		return -ENOMEM;
+	}
+	vma = _install_special_mapping(mm, vaddr, PAGE_SIZE,
+				       VM_EXEC | VM_MAYEXEC | VM_DONTCOPY |
+				       VM_IO, &xol_mapping);
+	if (IS_ERR(vma))
+		return PTR_ERR(vma);
+	area->vaddr = vaddr;
+	return 0;
+}
+
+/* The current process's XOL area, mapped on first use (at @vaddr if set). */
+struct xol_area *uprobe_xol_area_at(unsigned long vaddr)
+{
+	struct mm_struct *mm = current->mm;
+	struct xol_area *area = READ_ONCE(mm->uprobes_state.xol_area);
+
+	if (area)
+		return area;
+	area = xol_alloc();
+	if (!area)
+		return NULL;
+	mmap_write_lock(mm);
+	if (!mm->uprobes_state.xol_area && !xol_map(mm, area, vaddr)) {
+		/* Published under the lock: faults on it wait for us. */
+		smp_store_release(&mm->uprobes_state.xol_area, area);
+		area = NULL;
+	}
+	mmap_write_unlock(mm);
+	if (area)
+		uprobe_xol_free(area);
+	return READ_ONCE(mm->uprobes_state.xol_area);
+}
+
+/* A free slot, waiting for one if every slot has a stepping thread. */
+unsigned long uprobe_xol_take_slot(struct xol_area *area)
+{
+	unsigned int i;
+
+	for (;;) {
+		i = find_first_zero_bit(area->busy, XOL_SLOTS);
+		if (i < XOL_SLOTS) {
+			if (!test_and_set_bit(i, area->busy))
+				return area->vaddr + i * UPROBE_XOL_SLOT_BYTES;
+			continue;
+		}
+		if (wait_event_killable(area->wq,
+				find_first_zero_bit(area->busy, XOL_SLOTS) < XOL_SLOTS))
+			return 0;
+	}
+}
+
+void uprobe_xol_put_slot(struct xol_area *area, unsigned long vaddr)
+{
+	unsigned int i = (vaddr - area->vaddr) / UPROBE_XOL_SLOT_BYTES;
+
+	if (WARN_ON_ONCE(!i || i >= XOL_SLOTS))
+		return;
+	clear_bit(i, area->busy);
+	/* The cleared bit before the waiter check; pairs with wait_event. */
+	smp_mb__after_atomic();
+	if (wq_has_sleeper(&area->wq))
+		wake_up(&area->wq);
+}
+
+void __weak arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
+				  void *src, unsigned long len)
+{
+	void *kaddr = kmap_local_page(page);
+
+	memcpy(kaddr + offset_in_page(vaddr), src, len);
+	flush_dcache_page(page);
+	kunmap_local(kaddr);
+}
+
+unsigned long uprobe_get_trampoline_vaddr(void)
+{
+	struct mm_struct *mm = current->mm;
+	struct xol_area *area = mm ? READ_ONCE(mm->uprobes_state.xol_area) : NULL;
+
+	return area ? area->vaddr : UPROBE_NO_TRAMPOLINE_VADDR;
+}
+
+unsigned long __weak uprobe_get_swbp_addr(struct pt_regs *regs)
+{
+	return instruction_pointer(regs) - UPROBE_SWBP_INSN_SIZE;
+}
+
+/*
+ * Where a trap happened as far as the user may know: a fault in a slot
+ * copy, a boosted copy or a stub is reported at the probed instruction.
+ */
+unsigned long uprobe_get_trap_addr(struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+	struct mm_struct *mm = current->mm;
+	unsigned long vaddr = 0;
+	unsigned int off, blen;
+
+	if (unlikely(utask && utask->active))
+		return utask->bp_vaddr;
+	if (mm && test_bit(MMF_HAS_UPROBES, &mm->flags)) {
+		rcu_read_lock();
+		vaddr = uprobe_stub_site(mm, instruction_pointer(regs), &off, &blen);
+		rcu_read_unlock();
+	}
+	return vaddr ?: instruction_pointer(regs);
+}
