@@ -100,7 +100,7 @@ static const struct vm_special_mapping stub_mapping = {
 /*
  * The probed address the stub at @vaddr serves, or 0; @off is set to
  * @vaddr's offset in its stub, @blen to the length of its boosted copy (0
- * for a system call stub).  Under RCU or the mmap_lock.
+ * for a system call stub).  Under RCU or the mmap_lock, or in @mm.
  */
 unsigned long uprobe_stub_site(struct mm_struct *mm, unsigned long vaddr,
 			       unsigned int *off, unsigned int *blen)
@@ -384,9 +384,8 @@ bool uprobe_stub_syscall(struct pt_regs *regs)
 
 	if (!current->mm)
 		return false;
-	rcu_read_lock();
+	/* In the mm: its stub pages stay (see uprobe_stub_set_of()). */
 	vaddr = uprobe_stub_site(current->mm, instruction_pointer(regs), &off, &blen);
-	rcu_read_unlock();
 	if (!vaddr || off != UPROBE_STUB_SYSCALL_END || blen)
 		return false;
 	if (!arch_uprobe_stub_return(regs, vaddr))
@@ -410,9 +409,7 @@ void uprobe_stub_rewind(struct pt_regs *regs)
 
 	if (!mm || !test_bit(MMF_HAS_UPROBES, &mm->flags))
 		return;
-	rcu_read_lock();
 	vaddr = uprobe_stub_site(mm, instruction_pointer(regs), &off, &blen);
-	rcu_read_unlock();
 	if (vaddr && blen)
 		uprobe_boost_rewind(regs, off, blen, vaddr);
 	else if (vaddr)
@@ -434,9 +431,7 @@ bool uprobe_stub_step(struct pt_regs *regs)
 
 	if (!mm || !test_bit(MMF_HAS_UPROBES, &mm->flags))
 		return false;
-	rcu_read_lock();
 	vaddr = uprobe_stub_site(mm, instruction_pointer(regs), &off, &blen);
-	rcu_read_unlock();
 	if (!vaddr || off || blen)
 		return false;
 	instruction_pointer_set(regs, vaddr + UPROBE_SWBP_INSN_SIZE);

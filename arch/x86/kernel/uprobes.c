@@ -781,6 +781,33 @@ bool arch_uretprobe_is_alive(struct return_instance *ri, enum rp_check ctx,
 	}
 }
 
+/**
+ * uprobe_x86_read_saved() - read what the trampoline or a stub pushed
+ * @regs: the registers at their system call
+ * @saved: filled from the three words at regs->sp
+ *
+ * One user access section for the three words: through copy_from_user()
+ * they cost more than the rest of a stub's hit.
+ *
+ * Return: false when the stack cannot be read.
+ */
+bool uprobe_x86_read_saved(struct pt_regs *regs,
+			   struct uprobe_x86_saved *saved)
+{
+	unsigned long __user *sp = (unsigned long __user *)regs->sp;
+
+	if (!user_access_begin(sp, sizeof(*saved)))
+		return false;
+	unsafe_get_user(saved->r11, &sp[0], fault);
+	unsafe_get_user(saved->cx, &sp[1], fault);
+	unsafe_get_user(saved->ax, &sp[2], fault);
+	user_access_end();
+	return true;
+fault:
+	user_access_end();
+	return false;
+}
+
 /*
  * The trampoline's system call.  Anyone calling it from elsewhere gets
  * SIGILL.  Registers go back to what they were when the probed function
@@ -791,7 +818,7 @@ SYSCALL_DEFINE0(uretprobe)
 {
 	struct pt_regs *regs = task_pt_regs(current);
 	unsigned long tramp = uprobe_get_trampoline_vaddr();
-	unsigned long saved[3];		/* r11, rcx, rax as pushed */
+	struct uprobe_x86_saved saved;
 
 	if (tramp == UPROBE_NO_TRAMPOLINE_VADDR ||
 	    regs->ip != tramp + URETPROBE_SYSCALL_END) {
@@ -800,11 +827,11 @@ SYSCALL_DEFINE0(uretprobe)
 			return regs->ax;
 		goto sigill;
 	}
-	if (copy_from_user(saved, (void __user *)regs->sp, sizeof(saved)))
+	if (!uprobe_x86_read_saved(regs, &saved))
 		goto sigill;
-	regs->r11 = saved[0];
-	regs->cx = saved[1];
-	regs->ax = saved[2];
+	regs->r11 = saved.r11;
+	regs->cx = saved.cx;
+	regs->ax = saved.ax;
 	regs->sp += sizeof(saved);
 	regs->ip = tramp;
 	/*

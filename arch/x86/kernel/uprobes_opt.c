@@ -33,7 +33,8 @@ static_assert(STUB_LEN <= UPROBE_STUB_BYTES);
 static_assert(MAX_UINSN_BYTES - 1 + UPROBE_JMP_INSN_SIZE <= UPROBE_STUB_BYTES);
 
 #define STUB_RED_ZONE	128
-#define STUB_SAVED	3		/* r11, rcx, rax, from sp up */
+#define STUB_SAVED	3		/* struct uprobe_x86_saved */
+static_assert(sizeof(struct uprobe_x86_saved) == STUB_SAVED * sizeof(long));
 
 static const u8 stub_code[STUB_LEN] = {
 	0x48, 0x8d, 0x64, 0x24, 0x80,
@@ -96,26 +97,19 @@ void arch_uprobe_text_sync(void)
 	text_poke_sync();
 }
 
-/* The words the stub pushed, from sp up: r11, rcx, rax. */
-static bool stub_saved(struct pt_regs *regs, unsigned long *saved)
-{
-	return !copy_from_user(saved, (void __user *)regs->sp,
-			       STUB_SAVED * sizeof(long));
-}
-
 /*
  * At the stub's system call: the registers as at the probed nop, ip there.
  * Not a call to restart (see sys_uretprobe()).
  */
 bool arch_uprobe_stub_return(struct pt_regs *regs, unsigned long vaddr)
 {
-	unsigned long saved[STUB_SAVED];
+	struct uprobe_x86_saved saved;
 
-	if (!stub_saved(regs, saved))
+	if (!uprobe_x86_read_saved(regs, &saved))
 		return false;
-	regs->r11 = saved[0];
-	regs->cx = saved[1];
-	regs->ax = saved[2];
+	regs->r11 = saved.r11;
+	regs->cx = saved.cx;
+	regs->ax = saved.ax;
 	regs->sp += sizeof(saved) + STUB_RED_ZONE;
 	regs->orig_ax = -1;
 	regs->ip = vaddr;
@@ -130,7 +124,7 @@ bool arch_uprobe_stub_return(struct pt_regs *regs, unsigned long vaddr)
 void arch_uprobe_stub_rewind(struct pt_regs *regs, unsigned int off,
 			     unsigned long vaddr)
 {
-	unsigned long saved[STUB_SAVED];
+	struct uprobe_x86_saved saved;
 
 	switch (off) {
 	case STUB_LEA:
@@ -145,13 +139,13 @@ void arch_uprobe_stub_rewind(struct pt_regs *regs, unsigned int off,
 		break;
 	case STUB_SYSCALL:
 	case STUB_UD2:
-		if (!stub_saved(regs, saved))
+		if (!uprobe_x86_read_saved(regs, &saved))
 			return;
 		if (off == STUB_UD2) {
-			regs->r11 = saved[0];
-			regs->cx = saved[1];
+			regs->r11 = saved.r11;
+			regs->cx = saved.cx;
 		}
-		regs->ax = saved[2];
+		regs->ax = saved.ax;
 		regs->sp += sizeof(saved) + STUB_RED_ZONE;
 		break;
 	default:

@@ -36,6 +36,17 @@ typedef u8 uprobe_opcode_t;
 #define UPROBE_STUBS_PER_PAGE		(PAGE_SIZE / UPROBE_STUB_BYTES)
 #define UPROBE_STUB_SYSCALL_END		16
 
+/*
+ * The registers the return trampoline and the stubs push before their
+ * system call clobbers them, from the stack pointer up.
+ */
+struct uprobe_x86_saved {
+	unsigned long	r11, cx, ax;
+};
+
+bool uprobe_x86_read_saved(struct pt_regs *regs,
+			   struct uprobe_x86_saved *saved);
+
 /* How a hit is carried out: one of these in arch_uprobe.op. */
 enum uprobe_x86_op {
 	UPX_STEP,		/* run the copy in a slot */
