@@ -2728,6 +2728,8 @@ static void kpk_rtest_cpus(struct kunit *test)
 	int cpu, round, calls = 0;
 	long x;
 
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs to move the instance between");
 	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
 	for (round = 0; round < 2; round++) {
 		for_each_online_cpu(cpu) {
@@ -2738,7 +2740,6 @@ static void kpk_rtest_cpus(struct kunit *test)
 			calls++;
 		}
 	}
-	KUNIT_EXPECT_GT(test, calls, 1);
 	KUNIT_EXPECT_EQ(test, kpk_returns(0), calls);
 	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
 }

@@ -78,6 +78,10 @@ static nokprobe_inline void kp_emulate_call(struct kprobe_site *s,
  * after the instruction, regs->ip included, and cannot fail.  They run in
  * the int3 handler, so they live in the kprobes section, where no probe
  * can go.
+ *
+ * kpx_nop(): on to the next instruction; every emulation but a branch's
+ * ends there.  A site in the optimizer's hands is rare: kp_next_ip() for
+ * it is out of line, so that the usual case saves no registers for a call.
  */
 static noinline bool __kprobes kpx_next_in_opt(struct kprobe_site *s,
 						struct pt_regs *regs)
@@ -86,11 +90,6 @@ static noinline bool __kprobes kpx_next_in_opt(struct kprobe_site *s,
 	return true;
 }
 
-/*
- * On to the next instruction; every emulation but a branch's ends here.
- * A site in the optimizer's hands is rare: out of line, so that the usual
- * case saves no registers for the call.
- */
 static bool __kprobes kpx_nop(struct kprobe_site *s, struct pt_regs *regs)
 {
 	if (unlikely(READ_ONCE(s->opt) != KPROBE_OPT_NONE))
