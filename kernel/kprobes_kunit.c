@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Boot-time KUnit suites for the kprobes core (CONFIG_KPROBES_KUNIT_TEST).
+ * Boot-time KUnit suites for the kprobes core (CONFIG_KPROBES_KUNIT_TEST):
+ * the fixtures all of them share (declared in kprobes_kunit.h) and suite
+ * kprobes_core.  Return probes are tested in kretprobes_kunit.c, jump
+ * optimization in kprobes_opt_kunit.c.
  *
- * Only the public API of <linux/kprobes.h> is used.  The probed code lives
- * in this file:
+ * Only the public API of <linux/kprobes.h> is used.  The probed code the
+ * suites share lives in this file:
  *
  *  - small C functions that are only ever called through a hidden function
  *    pointer, so the compiler keeps one real, out-of-line body for each;
@@ -44,73 +47,14 @@
 #include <asm/processor-flags.h>
 #include <asm/vsyscall.h>
 
-/* Every probed function here takes one long and returns one. */
-typedef long kpk_fn_t(long);
+#include "kprobes_kunit.h"
 
 /* ---------------------------------------------------------------------- */
 /* Hand-written targets                                                    */
 /* ---------------------------------------------------------------------- */
 
-/*
- * Probe points inside the assembly below: KPK_<name> is the local label
- * ".Lkpk_<name>", and kpkunit_asm_point(KPK_<name>) returns its address.
- * The table at the end of the assembly lists them in this order.
- */
-enum kpk_point {
-	KPK_add_entry,
-	KPK_add_nop,
-	KPK_add_mov,
-	KPK_add_add,
-	KPK_add_ret,
-	KPK_rip_load,
-	KPK_rip_lea,
-	KPK_rip_mem,
-	KPK_rip_store,
-	KPK_rip_after_store,
-	KPK_rip_imm,
-	KPK_rip_after_imm,
-	KPK_jmp_short,
-	KPK_jmp_t1,
-	KPK_jmp_near,
-	KPK_jmp_t2,
-	KPK_jcc_short,
-	KPK_jcc_nt1,
-	KPK_jcc_t1,
-	KPK_jcc_near,
-	KPK_jcc_nt2,
-	KPK_jcc_t2,
-	KPK_call_direct,
-	KPK_call_ret1,
-	KPK_call_ind,
-	KPK_call_ret2,
-	KPK_stk_push,
-	KPK_stk_after_push,
-	KPK_stk_pushimm,
-	KPK_stk_after_pushimm,
-	KPK_stk_pop,
-	KPK_stk_leave,
-	KPK_stk_after_leave,
-	KPK_flg_xor,
-	KPK_flg_pushf,
-	KPK_flg_after_pushf,
-	KPK_flg_popf,
-	KPK_flg_after_popf,
-	KPK_loop_body,
-	KPK_loop_insn,
-	KPK_loop_jrcxz,
-	KPK_loop_end,
-	KPK_NR_POINTS
-};
-
+/* The probe points of enum kpk_point, as offsets from kpkunit_asm_add. */
 #define KPK_PT(name)	"	.long .Lkpk_" #name " - kpkunit_asm_add\n"
-
-#define KPK_ASM_FUNC(name)						\
-	"	.balign 16\n"						\
-	"	.type " #name ", @function\n"				\
-	#name ":\n"
-
-#define KPK_ASM_END(name)						\
-	"	.size " #name ", . - " #name "\n"
 
 /*
  * kpkunit_asm_add(x)   = x + 5: a 5-byte NOP, mov, add, ret.
@@ -127,7 +71,7 @@ enum kpk_point {
  * kpkunit_asm_flags(x) = RFLAGS after "xor %eax,%eax" (low half) and again
  *			  after popf of that value (high half).
  * kpkunit_asm_loop(x)  = 2 * x for x >= 1: loop, then a taken jrcxz.
- * kpkunit_asm_point(i) = address of probe point i.
+ * kpkunit_asm_point(i) = address of probe point i (enum kpk_point).
  */
 asm(
 "	.pushsection .text, \"ax\"\n"
@@ -340,22 +284,10 @@ KPK_PT(loop_end)
 "	.popsection\n"
 );
 
-kpk_fn_t kpkunit_asm_add, kpkunit_asm_rip, kpkunit_asm_jmp, kpkunit_asm_jcc;
-kpk_fn_t kpkunit_asm_call, kpkunit_asm_stack, kpkunit_asm_flags;
-kpk_fn_t kpkunit_asm_loop, kpkunit_asm_point;
-
 #define KPK_FLAGS_MASK	(X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_ZF | \
 			 X86_EFLAGS_SF | X86_EFLAGS_TF | X86_EFLAGS_IF | \
 			 X86_EFLAGS_DF | X86_EFLAGS_OF)
 #define KPK_FLAGS_XOR	(X86_EFLAGS_PF | X86_EFLAGS_ZF | X86_EFLAGS_IF)
-
-/* An ftrace call site: the 5-byte call to __fentry__ (MCOUNT_INSN_SIZE). */
-#define KPK_FENTRY_LEN	CALL_INSN_SIZE
-
-static unsigned long kpk_point(enum kpk_point pt)
-{
-	return (unsigned long)kpkunit_asm_point(pt);
-}
 
 /* ---------------------------------------------------------------------- */
 /* C targets                                                               */
@@ -364,26 +296,19 @@ static unsigned long kpk_point(enum kpk_point pt)
 static unsigned long kpkunit_sink;
 static unsigned long kpkunit_data_word;
 
-/* Call @fn(@x) through a pointer the compiler cannot see through. */
-static long __nocfi kpk_call(kpk_fn_t *fn, long x)
-{
-	OPTIMIZER_HIDE_VAR(fn);
-	return fn(x);
-}
-
-static noinline long kpkunit_target_a(long x)
+noinline long kpkunit_target_a(long x)
 {
 	WRITE_ONCE(kpkunit_sink, x);
 	return 3 * x + 1;
 }
 
-static noinline long kpkunit_target_b(long x)
+noinline long kpkunit_target_b(long x)
 {
 	WRITE_ONCE(kpkunit_sink, x + 2);
 	return 5 * x + 2;
 }
 
-static noinline long kpkunit_target_c(long x)
+noinline long kpkunit_target_c(long x)
 {
 	WRITE_ONCE(kpkunit_sink, x ^ 0x55);
 	return (x ^ 0x5a5a) + 9;
@@ -405,7 +330,7 @@ static noinline long kpkunit_forbidden(long x)
 NOKPROBE_SYMBOL(kpkunit_forbidden);
 
 /* 1 + 2 + ... + n, one call frame per level. */
-static noinline long kpkunit_rec(long n)
+noinline long kpkunit_rec(long n)
 {
 	WRITE_ONCE(kpkunit_sink, n);
 	if (n <= 1)
@@ -414,12 +339,12 @@ static noinline long kpkunit_rec(long n)
 }
 
 /* A function that sleeps until the test releases it. */
-static atomic_t kpk_wait_in;
-static int kpk_wait_want;
-static DECLARE_COMPLETION(kpk_wait_all_in);
-static DECLARE_COMPLETION(kpk_wait_go);
+atomic_t kpk_wait_in;
+int kpk_wait_want;
+DECLARE_COMPLETION(kpk_wait_all_in);
+DECLARE_COMPLETION(kpk_wait_go);
 
-static noinline long kpkunit_target_wait(long x)
+noinline long kpkunit_target_wait(long x)
 {
 	WRITE_ONCE(kpkunit_sink, x + 8);
 	if (atomic_inc_return(&kpk_wait_in) == READ_ONCE(kpk_wait_want))
@@ -429,7 +354,7 @@ static noinline long kpkunit_target_wait(long x)
 }
 
 /* Expected result of each target, computed without calling it. */
-static long kpk_model(kpk_fn_t *fn, long x)
+long kpk_model(kpk_fn_t *fn, long x)
 {
 	if (fn == kpkunit_target_a)
 		return 3 * x + 1;
@@ -463,7 +388,7 @@ static long kpk_model(kpk_fn_t *fn, long x)
 }
 
 /* Call a target; for the flags function keep only the bits that matter. */
-static long kpk_run(kpk_fn_t *fn, long x)
+long kpk_run(kpk_fn_t *fn, long x)
 {
 	long r = kpk_call(fn, x);
 
@@ -476,22 +401,8 @@ static long kpk_run(kpk_fn_t *fn, long x)
 /* kprobes, handlers and what they saw                                     */
 /* ---------------------------------------------------------------------- */
 
-#define KPK_NKP		8
-
 static struct kprobe kpk_kp[KPK_NKP];
-
-static struct {
-	atomic_t pre[KPK_NKP];
-	atomic_t post[KPK_NKP];
-	unsigned long pre_ip[KPK_NKP];
-	unsigned long pre_di[KPK_NKP];
-	unsigned long post_ip[KPK_NKP];
-	atomic_t bad_ip;	/* pre handler with regs->ip != addr + 1 */
-	atomic_t stray;		/* handler called with a foreign kprobe */
-	/* kpk_pre_nest */
-	long nest_result;
-	bool nest_running_ok;
-} kpk_seen;
+struct kpk_seen kpk_seen;
 
 static int kpk_index(struct kprobe *p)
 {
@@ -504,7 +415,7 @@ static int kpk_index(struct kprobe *p)
 	return -1;
 }
 
-static int kpk_pre(struct kprobe *p, struct pt_regs *regs)
+int kpk_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	int i = kpk_index(p);
 
@@ -549,8 +460,8 @@ static int kpk_pre_nest(struct kprobe *p, struct pt_regs *regs)
 }
 
 /* Reset slot @i and describe a probe on @addr or on @sym + @off. */
-static struct kprobe *kpk_probe(int i, void *addr, const char *sym,
-				unsigned int off, bool post, u32 flags)
+struct kprobe *kpk_probe(int i, void *addr, const char *sym,
+			 unsigned int off, bool post, u32 flags)
 {
 	struct kprobe *p = &kpk_kp[i];
 
@@ -570,7 +481,7 @@ static void kpk_unregister_action(void *p)
 }
 
 /* register_kprobe(), with unregistration guaranteed at the end of @test. */
-static int kpk_register(struct kunit *test, struct kprobe *p)
+int kpk_register(struct kunit *test, struct kprobe *p)
 {
 	int ret = register_kprobe(p);
 
@@ -579,7 +490,7 @@ static int kpk_register(struct kunit *test, struct kprobe *p)
 	return kunit_add_action_or_reset(test, kpk_unregister_action, p);
 }
 
-static void kpk_unregister(struct kunit *test, struct kprobe *p)
+void kpk_unregister(struct kunit *test, struct kprobe *p)
 {
 	kunit_release_action(test, kpk_unregister_action, p);
 }
@@ -602,16 +513,6 @@ static void kpk_unregister_batch_action(void *unused)
 	unregister_kprobes(kpk_batch, kpk_batch_n);
 }
 
-static int kpk_pre_hits(int i)
-{
-	return atomic_read(&kpk_seen.pre[i]);
-}
-
-static int kpk_post_hits(int i)
-{
-	return atomic_read(&kpk_seen.post[i]);
-}
-
 static struct kprobe *kpk_running_now(void)
 {
 	struct kprobe *cur;
@@ -623,7 +524,7 @@ static struct kprobe *kpk_running_now(void)
 }
 
 /* Where a probe asked for at @fn + 0 may be: @fn, or just past its ENDBR. */
-static bool kpk_at_entry(void *fn, kprobe_opcode_t *addr)
+bool kpk_at_entry(void *fn, kprobe_opcode_t *addr)
 {
 	unsigned long f = (unsigned long)fn, a = (unsigned long)addr;
 
@@ -632,27 +533,51 @@ static bool kpk_at_entry(void *fn, kprobe_opcode_t *addr)
 	return is_endbr(*(u32 *)fn) && a == f + ENDBR_INSN_SIZE;
 }
 
+/* The ftrace call site at the entry of @fn, 0 when there is none. */
+unsigned long kpk_fentry(kpk_fn_t *fn)
+{
+	return ftrace_location((unsigned long)fn);
+}
+
+/* Each pre handler was called pre[i] times, each post handler post[i]. */
+void kpk_expect_hits(struct kunit *test, const int *pre, const int *post,
+		     int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, kpk_pre_hits(i), pre[i],
+				    "pre handler of kprobe %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, kpk_post_hits(i), post[i],
+				    "post handler of kprobe %d", i);
+	}
+}
+
+const long kpk_args[KPK_NARGS] = { 3, 14, 25, 40 };
+
+/* Hits per call, for probe points some calls do not reach. */
+long kpk_even(long x)
+{
+	return !(x & 1);
+}
+
+long kpk_bit1_clear(long x)
+{
+	return !(x & 2);
+}
+
+long kpk_x(long x)
+{
+	return x;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Worker threads                                                          */
 /* ---------------------------------------------------------------------- */
 
-#define KPK_NWORKERS	4
-
-struct kpk_worker {
-	struct task_struct *task;
-	struct completion done;
-	kpk_fn_t *fn;
-	long arg;
-	unsigned long iters;
-	unsigned long calls;
-	unsigned long bad;
-	long last;
-};
-
-static struct kpk_worker kpk_workers[KPK_NWORKERS];
+struct kpk_worker kpk_workers[KPK_NWORKERS];
 static bool kpk_stop;
-/* What workers check their results against; suites may widen it. */
-static long (*kpk_worker_model)(kpk_fn_t *fn, long x) = kpk_model;
+long (*kpk_worker_model)(kpk_fn_t *fn, long x) = kpk_model;
 
 /* Workers asked to stand still (kpk_park), how many do, how many run. */
 static bool kpk_park;
@@ -734,8 +659,8 @@ static void kpk_unpark_workers(void)
 }
 
 /* Start worker @w on @cpu (any CPU if negative). */
-static int kpk_worker_start(struct kpk_worker *w, kpk_fn_t *fn, long arg,
-			    unsigned long iters, int cpu)
+int kpk_worker_start(struct kpk_worker *w, kpk_fn_t *fn, long arg,
+		     unsigned long iters, int cpu)
 {
 	struct task_struct *t;
 
@@ -773,7 +698,7 @@ static bool kpk_worker_join(struct kpk_worker *w)
 	return true;
 }
 
-static bool kpk_join_all(void)
+bool kpk_join_all(void)
 {
 	bool ok = true;
 	int i;
@@ -784,7 +709,7 @@ static bool kpk_join_all(void)
 }
 
 /* Stop the first @n workers, reap them and add up their calls and errors. */
-static bool kpk_stop_workers(int n, unsigned long *calls, unsigned long *bad)
+bool kpk_stop_workers(int n, unsigned long *calls, unsigned long *bad)
 {
 	bool joined;
 	int i;
@@ -801,7 +726,7 @@ static bool kpk_stop_workers(int n, unsigned long *calls, unsigned long *bad)
 }
 
 /* End of a test that started workers: stop and release them all. */
-static void kpk_workers_action(void *unused)
+void kpk_workers_action(void *unused)
 {
 	WRITE_ONCE(kpk_stop, true);
 	WRITE_ONCE(kpk_park, false);
@@ -813,7 +738,7 @@ static void kpk_workers_action(void *unused)
 /* Suite kprobes_core                                                      */
 /* ---------------------------------------------------------------------- */
 
-static int kpk_core_init(struct kunit *test)
+int kpk_core_init(struct kunit *test)
 {
 	int i;
 
@@ -835,7 +760,7 @@ static int kpk_core_init(struct kunit *test)
 	return 0;
 }
 
-static void kpk_core_exit(struct kunit *test)
+void kpk_core_exit(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&kpk_seen.bad_ip), 0,
 			    "pre handler saw regs->ip != probe address + 1");
@@ -1138,19 +1063,6 @@ static void kpk_test_disabled(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 2);
 }
 
-static void kpk_expect_hits(struct kunit *test, const int *pre,
-			    const int *post, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		KUNIT_EXPECT_EQ_MSG(test, kpk_pre_hits(i), pre[i],
-				    "pre handler of kprobe %d", i);
-		KUNIT_EXPECT_EQ_MSG(test, kpk_post_hits(i), post[i],
-				    "post handler of kprobe %d", i);
-	}
-}
-
 /* Several kprobes on one address. */
 static void kpk_test_aggregate(struct kunit *test)
 {
@@ -1261,8 +1173,6 @@ static void kpk_test_recursion(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, inner->nmissed, 3UL);
 }
 
-static const long kpk_args[] = { 3, 14, 25, 40 };
-
 /*
  * First opcode byte of the instruction at each probe point (0: not
  * checked), so that the point table and the enum cannot drift apart.
@@ -1348,24 +1258,9 @@ static bool kpk_from_20(long x)
 	return x >= 20;
 }
 
-static long kpk_even(long x)
-{
-	return !(x & 1);
-}
-
-static long kpk_bit1_clear(long x)
-{
-	return !(x & 2);
-}
-
 static long kpk_two(long x)
 {
 	return 2;
-}
-
-static long kpk_x(long x)
-{
-	return x;
 }
 
 #define KPK_CASE_FROM(d, fn, caller, pt, nx, ...)			\
@@ -1960,12 +1855,6 @@ static void kpk_test_ftrace(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_pre_hits(1), 3);
 }
 
-/* The ftrace call site at the entry of @fn, 0 when there is none. */
-static unsigned long kpk_fentry(kpk_fn_t *fn)
-{
-	return ftrace_location((unsigned long)fn);
-}
-
 /*
  * A pre handler of an [FTRACE] probe that moves regs->ip and returns 1:
  * ftrace resumes at the new address in the caller's frame, so the call
@@ -2387,1355 +2276,4 @@ static struct kunit_suite kpk_core_suite = {
 	.test_cases = kpk_core_cases,
 };
 
-/* ---------------------------------------------------------------------- */
-/* Suite kretprobes_core                                                   */
-/* ---------------------------------------------------------------------- */
-
-#ifdef CONFIG_KRETPROBES
-
-#define KPK_NRP		3
-#define KPK_NREC	8
-#define KPK_TAG		0x6b70726574UL
-
-static struct kretprobe kpk_rp[KPK_NRP];
-static kpk_fn_t *kpk_rp_fn[KPK_NRP];
-
-/* Private data of one instance, written at entry and read at return. */
-struct kpk_rp_data {
-	long arg;
-	unsigned long tag;
-};
-
-static struct {
-	atomic_t entries[KPK_NRP];
-	atomic_t returns[KPK_NRP];
-	atomic_t bad;		/* wrong data, value or kretprobe */
-	atomic_t nrec;
-	unsigned long entry_ip;	/* regs->ip in the latest entry handler */
-	long ret[KPK_NREC];
-	unsigned long retaddr[KPK_NREC];
-	unsigned long retip[KPK_NREC];
-	unsigned long retflags[KPK_NREC];
-	bool skip_odd;		/* entry handler refuses odd arguments */
-} kpk_rs;
-
-static int kpk_rp_index(struct kretprobe *rp)
-{
-	int i;
-
-	for (i = 0; i < KPK_NRP; i++)
-		if (rp == &kpk_rp[i])
-			return i;
-	atomic_inc(&kpk_rs.bad);
-	return -1;
-}
-
-static int kpk_rp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct kpk_rp_data *d = (struct kpk_rp_data *)ri->data;
-	int i = kpk_rp_index(get_kretprobe(ri));
-
-	if (i < 0)
-		return 1;
-	d->arg = regs->di;
-	d->tag = KPK_TAG ^ regs->di;
-	WRITE_ONCE(kpk_rs.entry_ip, regs->ip);
-	atomic_inc(&kpk_rs.entries[i]);
-	if (READ_ONCE(kpk_rs.skip_odd) && (regs->di & 1))
-		return 1;
-	return 0;
-}
-
-static int kpk_rp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct kretprobe *rp = get_kretprobe(ri);
-	long ret = regs_return_value(regs);
-	int i = kpk_rp_index(rp);
-	int n;
-
-	if (i < 0)
-		return 0;
-	if (rp->entry_handler) {
-		struct kpk_rp_data *d = (struct kpk_rp_data *)ri->data;
-
-		if (d->tag != (KPK_TAG ^ d->arg) ||
-		    ret != kpk_model(kpk_rp_fn[i], d->arg))
-			atomic_inc(&kpk_rs.bad);
-	}
-	n = atomic_inc_return(&kpk_rs.nrec) - 1;
-	if (n < KPK_NREC) {
-		kpk_rs.ret[n] = ret;
-		kpk_rs.retaddr[n] = get_kretprobe_retaddr(ri);
-		kpk_rs.retip[n] = instruction_pointer(regs);
-		kpk_rs.retflags[n] = regs->flags;
-	}
-	atomic_inc(&kpk_rs.returns[i]);
-	return 0;
-}
-
-static struct kretprobe *kpk_rprobe(int i, kpk_fn_t *fn, const char *sym,
-				    int maxactive, bool entry)
-{
-	struct kretprobe *rp = &kpk_rp[i];
-
-	memset(rp, 0, sizeof(*rp));
-	if (sym)
-		rp->kp.symbol_name = sym;
-	else
-		rp->kp.addr = (kprobe_opcode_t *)fn;
-	rp->handler = kpk_rp_return;
-	if (entry) {
-		rp->entry_handler = kpk_rp_entry;
-		rp->data_size = sizeof(struct kpk_rp_data);
-	}
-	rp->maxactive = maxactive;
-	kpk_rp_fn[i] = fn;
-	return rp;
-}
-
-static void kpk_rp_unregister_action(void *rp)
-{
-	unregister_kretprobe(rp);
-}
-
-static int kpk_rp_register(struct kunit *test, struct kretprobe *rp)
-{
-	int ret = register_kretprobe(rp);
-
-	if (ret)
-		return ret;
-	return kunit_add_action_or_reset(test, kpk_rp_unregister_action, rp);
-}
-
-static void kpk_rp_unregister(struct kunit *test, struct kretprobe *rp)
-{
-	kunit_release_action(test, kpk_rp_unregister_action, rp);
-}
-
-static struct kretprobe *kpk_rp_batch[KPK_NRP];
-
-static void kpk_rp_unregister_batch_action(void *unused)
-{
-	unregister_kretprobes(kpk_rp_batch, 2);
-}
-
-static int kpk_returns(int i)
-{
-	return atomic_read(&kpk_rs.returns[i]);
-}
-
-static int kpk_entries(int i)
-{
-	return atomic_read(&kpk_rs.entries[i]);
-}
-
-static int kpk_rp_init(struct kunit *test)
-{
-	int i;
-
-	kpk_core_init(test);
-	for (i = 0; i < KPK_NRP; i++) {
-		memset(&kpk_rp[i], 0, sizeof(kpk_rp[i]));
-		kpk_rp_fn[i] = NULL;
-		atomic_set(&kpk_rs.entries[i], 0);
-		atomic_set(&kpk_rs.returns[i], 0);
-	}
-	atomic_set(&kpk_rs.bad, 0);
-	atomic_set(&kpk_rs.nrec, 0);
-	kpk_rs.entry_ip = 0;
-	memset(kpk_rs.ret, 0, sizeof(kpk_rs.ret));
-	memset(kpk_rs.retaddr, 0, sizeof(kpk_rs.retaddr));
-	memset(kpk_rs.retip, 0, sizeof(kpk_rs.retip));
-	memset(kpk_rs.retflags, 0, sizeof(kpk_rs.retflags));
-	kpk_rs.skip_odd = false;
-	atomic_set(&kpk_wait_in, 0);
-	kpk_wait_want = 0;
-	reinit_completion(&kpk_wait_all_in);
-	reinit_completion(&kpk_wait_go);
-	return 0;
-}
-
-static void kpk_rp_exit(struct kunit *test)
-{
-	kpk_core_exit(test);
-	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&kpk_rs.bad), 0,
-			    "return handler saw a wrong value, data or kretprobe");
-}
-
-static void kpk_rtest_basic(struct kunit *test)
-{
-	struct kretprobe *rp = kpk_rprobe(0, kpkunit_target_a,
-					  "kpkunit_target_a", 0, false);
-	long x;
-	int n;
-
-	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
-	KUNIT_EXPECT_TRUE(test, kpk_at_entry(kpkunit_target_a, rp->kp.addr));
-	for (x = 1; x <= 5; x++)
-		KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, x * 100),
-				kpk_model(kpkunit_target_a, x * 100));
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 5);
-	for (n = 0; n < 5; n++)
-		KUNIT_EXPECT_EQ(test, kpk_rs.ret[n],
-				kpk_model(kpkunit_target_a, (n + 1) * 100));
-	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
-
-	KUNIT_ASSERT_EQ(test, disable_kretprobe(rp), 0);
-	KUNIT_EXPECT_TRUE(test, kprobe_disabled(&rp->kp));
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 8),
-			kpk_model(kpkunit_target_a, 8));
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 5);
-	KUNIT_ASSERT_EQ(test, enable_kretprobe(rp), 0);
-	KUNIT_EXPECT_FALSE(test, kprobe_disabled(&rp->kp));
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 9),
-			kpk_model(kpkunit_target_a, 9));
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 6);
-	KUNIT_EXPECT_EQ(test, kpk_rs.ret[5], kpk_model(kpkunit_target_a, 9));
-
-	kpk_rp_unregister(test, rp);
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 10),
-			kpk_model(kpkunit_target_a, 10));
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 6);
-}
-
-/* entry_handler, per-instance data, and entries it turns down. */
-static void kpk_rtest_entry_data(struct kunit *test)
-{
-	struct kretprobe *rp = kpk_rprobe(0, kpkunit_target_b, NULL, 0, true);
-	long x;
-
-	kpk_rs.skip_odd = true;
-	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
-	for (x = 2; x <= 7; x++)
-		KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, x),
-				kpk_model(kpkunit_target_b, x));
-	KUNIT_EXPECT_EQ(test, kpk_entries(0), 6);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 3);
-	KUNIT_EXPECT_EQ(test, kpk_rs.ret[0], kpk_model(kpkunit_target_b, 2));
-	KUNIT_EXPECT_EQ(test, kpk_rs.ret[1], kpk_model(kpkunit_target_b, 4));
-	KUNIT_EXPECT_EQ(test, kpk_rs.ret[2], kpk_model(kpkunit_target_b, 6));
-	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
-}
-
-/* The handler sees the real return address, in regs->ip too. */
-static void kpk_rtest_return_address(struct kunit *test)
-{
-	struct kretprobe *rp = kpk_rprobe(0, kpkunit_asm_add, NULL, 0, false);
-
-	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_call, 30), 41L);
-	KUNIT_ASSERT_EQ(test, kpk_returns(0), 2);
-	KUNIT_EXPECT_EQ(test, kpk_rs.ret[0], 35L);
-	KUNIT_EXPECT_EQ(test, kpk_rs.ret[1], 40L);
-	KUNIT_EXPECT_EQ(test, kpk_rs.retaddr[0], kpk_point(KPK_call_ret1));
-	KUNIT_EXPECT_EQ(test, kpk_rs.retaddr[1], kpk_point(KPK_call_ret2));
-	KUNIT_EXPECT_EQ(test, kpk_rs.retip[0], kpk_point(KPK_call_ret1));
-	KUNIT_EXPECT_EQ(test, kpk_rs.retip[1], kpk_point(KPK_call_ret2));
-}
-
-
-/* The kretprobe rows of the errno table. */
-static void kpk_rtest_errors(struct kunit *test)
-{
-	struct kretprobe *rp;
-
-	/* More instances than the pool can hold: -ENOMEM, as upstream. */
-	rp = kpk_rprobe(0, kpkunit_target_a, NULL, INT_MAX, false);
-	KUNIT_EXPECT_EQ(test, register_kretprobe(rp), -ENOMEM);
-	rp = kpk_rprobe(0, kpkunit_target_a, NULL, 4, true);
-	rp->data_size = KRETPROBE_MAX_DATA_SIZE + 1;
-	KUNIT_EXPECT_EQ(test, register_kretprobe(rp), -E2BIG);
-	rp = kpk_rprobe(0, NULL, "kpkunit_asm_add", 0, false);
-	rp->kp.offset = kpk_point(KPK_add_mov) - (unsigned long)kpkunit_asm_add;
-	KUNIT_EXPECT_EQ(test, register_kretprobe(rp), -EINVAL);
-	rp = kpk_rprobe(0, NULL, "__switch_to", 0, false);
-	KUNIT_EXPECT_EQ(test, register_kretprobe(rp), -EINVAL);
-
-	/* None of them left anything behind. */
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 2),
-			kpk_model(kpkunit_target_a, 2));
-	KUNIT_EXPECT_EQ(test, atomic_read(&kpk_rs.returns[0]), 0);
-}
-/* More sleeping callers than instances: the rest are missed. */
-static void kpk_rtest_maxactive(struct kunit *test)
-{
-	const int nthreads = KPK_NWORKERS, maxactive = 2;
-	struct kretprobe *rp;
-	unsigned long bad = 0;
-	bool all_in, joined;
-	int i, err = 0;
-
-	rp = kpk_rprobe(0, kpkunit_target_wait, NULL, maxactive, true);
-	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-				kpk_workers_action, NULL), 0);
-	WRITE_ONCE(kpk_wait_want, nthreads);
-
-	/* No ASSERT until the workers are joined. */
-	for (i = 0; i < nthreads && !err; i++)
-		err = kpk_worker_start(&kpk_workers[i], kpkunit_target_wait,
-				       100 + i, 1, -1);
-	all_in = !err && wait_for_completion_timeout(&kpk_wait_all_in,
-						     60 * HZ);
-	complete_all(&kpk_wait_go);
-	joined = kpk_join_all();
-	KUNIT_EXPECT_EQ(test, err, 0);
-	KUNIT_EXPECT_TRUE_MSG(test, all_in, "callers did not all get in");
-	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker threads did not finish");
-
-	for (i = 0; i < nthreads; i++) {
-		bad += kpk_workers[i].bad;
-		KUNIT_EXPECT_EQ(test, kpk_workers[i].calls, 1UL);
-	}
-	KUNIT_EXPECT_EQ(test, bad, 0UL);
-	KUNIT_EXPECT_EQ(test, kpk_entries(0), maxactive);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), maxactive);
-	KUNIT_EXPECT_EQ(test, rp->nmissed, nthreads - maxactive);
-}
-
-/* Recursion deeper than maxactive: the outermost calls get instances. */
-static void kpk_rtest_recursion(struct kunit *test)
-{
-	struct kretprobe *rp = kpk_rprobe(0, kpkunit_rec, NULL, 3, false);
-
-	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_rec, 8), 36L);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 3);
-	KUNIT_EXPECT_EQ(test, rp->nmissed, 5);
-	KUNIT_EXPECT_EQ(test, kpk_rs.ret[0], kpk_model(kpkunit_rec, 6));
-	KUNIT_EXPECT_EQ(test, kpk_rs.ret[1], kpk_model(kpkunit_rec, 7));
-	KUNIT_EXPECT_EQ(test, kpk_rs.ret[2], kpk_model(kpkunit_rec, 8));
-
-	/* Instances all came back. */
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_rec, 3), 6L);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 6);
-	KUNIT_EXPECT_EQ(test, rp->nmissed, 5);
-}
-
-static long kpk_rtest_cpus_call(void *arg)
-{
-	return kpk_call(kpkunit_target_a, (long)arg);
-}
-
-/*
- * maxactive 1 and one call on each CPU in turn, twice round: every call
- * gets the one instance, which each return leaves in its CPU's cache, so
- * the next CPU must find it there instead of counting a miss.
- */
-static void kpk_rtest_cpus(struct kunit *test)
-{
-	struct kretprobe *rp = kpk_rprobe(0, kpkunit_target_a, NULL, 1, false);
-	int cpu, round, calls = 0;
-	long x;
-
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "needs two CPUs to move the instance between");
-	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
-	for (round = 0; round < 2; round++) {
-		for_each_online_cpu(cpu) {
-			x = 10 * round + cpu;
-			KUNIT_EXPECT_EQ(test, work_on_cpu(cpu, kpk_rtest_cpus_call,
-							  (void *)x),
-					kpk_model(kpkunit_target_a, x));
-			calls++;
-		}
-	}
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), calls);
-	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
-}
-
-/* A kprobe and a kretprobe on one function. */
-static void kpk_rtest_with_kprobe(struct kunit *test)
-{
-	struct kprobe *p = kpk_probe(0, kpkunit_target_b, NULL, 0, false, 0);
-	struct kretprobe *rp = kpk_rprobe(0, kpkunit_target_b, NULL, 0, true);
-
-	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
-	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
-	KUNIT_EXPECT_PTR_EQ(test, p->addr, rp->kp.addr);
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 21),
-			kpk_model(kpkunit_target_b, 21));
-	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], 21UL);
-	KUNIT_EXPECT_EQ(test, kpk_entries(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 1);
-
-	kpk_unregister(test, p);
-	kpk_call(kpkunit_target_b, 22);
-	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 2);
-
-	p = kpk_probe(0, kpkunit_target_b, NULL, 0, true, 0);
-	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
-	kpk_rp_unregister(test, rp);
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 23),
-			kpk_model(kpkunit_target_b, 23));
-	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 2);
-	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 2);
-}
-
-/*
- * A kretprobe alone on an ftrace call site: its kprobe is [FTRACE], the
- * entry handler sees the argument and regs->ip as after an int3 at the
- * site, the return handler the value (checked against the entry's private
- * data by kpk_rp_return()) and, in regs->ip too, a real return address.
- */
-static void kpk_rtest_ftrace(struct kunit *test)
-{
-	unsigned long site = kpk_fentry(kpkunit_target_c);
-	struct kretprobe *rp;
-	long x;
-	int n;
-
-	if (!site)
-		kunit_skip(test, "no ftrace call site at the entry");
-	rp = kpk_rprobe(0, kpkunit_target_c, "kpkunit_target_c", 0, true);
-	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
-	KUNIT_EXPECT_EQ(test, (unsigned long)rp->kp.addr, site);
-	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&rp->kp));
-
-	for (x = 1; x <= 4; x++)
-		KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_c, x * 7),
-				kpk_model(kpkunit_target_c, x * 7));
-	KUNIT_EXPECT_EQ(test, kpk_entries(0), 4);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 4);
-	KUNIT_EXPECT_EQ(test, kpk_rs.entry_ip, site + INT3_INSN_SIZE);
-	for (n = 0; n < 4; n++) {
-		KUNIT_EXPECT_EQ(test, kpk_rs.ret[n],
-				kpk_model(kpkunit_target_c, (n + 1) * 7));
-		KUNIT_EXPECT_EQ(test, kpk_rs.retip[n], kpk_rs.retaddr[n]);
-		KUNIT_EXPECT_TRUE(test, kernel_text_address(kpk_rs.retaddr[n]));
-		KUNIT_EXPECT_NE(test, kpk_rs.retaddr[n],
-				(unsigned long)kretprobe_trampoline_addr());
-	}
-	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
-	KUNIT_EXPECT_EQ(test, rp->kp.nmissed, 0UL);
-
-	kpk_rp_unregister(test, rp);
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_c, 5),
-			kpk_model(kpkunit_target_c, 5));
-	KUNIT_EXPECT_EQ(test, kpk_entries(0), 4);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 4);
-}
-
-/*
- * A kprobe and a kretprobe share one ftrace call site: both fire on every
- * call; with either one unregistered the other goes on working.
- */
-static void kpk_rtest_ftrace_shared(struct kunit *test)
-{
-	unsigned long site = kpk_fentry(kpkunit_target_c);
-	struct kretprobe *rp;
-	struct kprobe *p;
-
-	if (!site)
-		kunit_skip(test, "no ftrace call site at the entry");
-	p = kpk_probe(0, (void *)site, NULL, 0, true, 0);
-	rp = kpk_rprobe(0, kpkunit_target_c, "kpkunit_target_c", 0, true);
-	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
-	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
-	KUNIT_EXPECT_PTR_EQ(test, p->addr, rp->kp.addr);
-	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(p));
-	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&rp->kp));
-
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_c, 31),
-			kpk_model(kpkunit_target_c, 31));
-	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], 31UL);
-	KUNIT_EXPECT_EQ(test, kpk_seen.post_ip[0], site + KPK_FENTRY_LEN);
-	KUNIT_EXPECT_EQ(test, kpk_entries(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 1);
-
-	/* The kprobe goes: the kretprobe still fires. */
-	kpk_unregister(test, p);
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_c, 32),
-			kpk_model(kpkunit_target_c, 32));
-	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_entries(0), 2);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 2);
-	KUNIT_EXPECT_EQ(test, kpk_rs.ret[1], kpk_model(kpkunit_target_c, 32));
-
-	/* A kprobe comes back, the kretprobe goes: the kprobe still fires. */
-	p = kpk_probe(1, (void *)site, NULL, 0, true, 0);
-	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
-	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(p));
-	kpk_rp_unregister(test, rp);
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_c, 33),
-			kpk_model(kpkunit_target_c, 33));
-	KUNIT_EXPECT_EQ(test, kpk_pre_hits(1), 1);
-	KUNIT_EXPECT_EQ(test, kpk_post_hits(1), 1);
-	KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[1], 33UL);
-	KUNIT_EXPECT_EQ(test, kpk_entries(0), 2);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 2);
-}
-
-/*
- * A probed call sleeps while its kretprobe is unregistered (it must still
- * return home, with no handler) or disabled (its return handler still
- * runs: users pair entry and return handlers).
- */
-static void kpk_rtest_sleeping(struct kunit *test, bool disable)
-{
-	struct kretprobe *rp;
-	struct kpk_worker *w = &kpk_workers[0];
-	bool in, joined;
-	int err;
-
-	rp = kpk_rprobe(0, kpkunit_target_wait, NULL, 0, true);
-	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-				kpk_workers_action, NULL), 0);
-	WRITE_ONCE(kpk_wait_want, 1);
-
-	/* No ASSERT until the worker is joined. */
-	err = kpk_worker_start(w, kpkunit_target_wait, 7, 1, -1);
-	in = !err && wait_for_completion_timeout(&kpk_wait_all_in, 60 * HZ);
-	if (disable)
-		err = err ?: disable_kretprobe(rp);
-	else
-		kpk_rp_unregister(test, rp);
-	complete_all(&kpk_wait_go);
-	joined = kpk_join_all();
-	KUNIT_EXPECT_EQ(test, err, 0);
-	KUNIT_EXPECT_TRUE_MSG(test, in, "caller did not get in");
-	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker thread did not finish");
-
-	KUNIT_EXPECT_EQ(test, w->calls, 1UL);
-	KUNIT_EXPECT_EQ(test, w->bad, 0UL);
-	KUNIT_EXPECT_EQ(test, w->last, kpk_model(kpkunit_target_wait, 7));
-	KUNIT_EXPECT_EQ(test, kpk_entries(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), disable ? 1 : 0);
-
-	/* And the function runs unprobed afterwards. */
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_wait, 8),
-			kpk_model(kpkunit_target_wait, 8));
-	KUNIT_EXPECT_EQ(test, kpk_entries(0), 1);
-}
-
-static void kpk_rtest_unregister_sleeping(struct kunit *test)
-{
-	kpk_rtest_sleeping(test, false);
-}
-
-static void kpk_rtest_disable_sleeping(struct kunit *test)
-{
-	kpk_rtest_sleeping(test, true);
-}
-
-/*
- * kpkunit_flags_ret(x) returns x with the flags of "cmp $5, x";
- * kpkunit_flags_call(x) calls it and returns x | CF << 32 | ZF << 33 as
- * it finds them after the return.
- */
-asm(
-"	.pushsection .text, \"ax\"\n"
-KPK_ASM_FUNC(kpkunit_flags_ret)
-	ASM_ENDBR
-"	mov %rdi, %rax\n"
-"	cmp $5, %rdi\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_flags_ret)
-
-KPK_ASM_FUNC(kpkunit_flags_call)
-	ASM_ENDBR
-"	call kpkunit_flags_ret\n"
-"	setb %cl\n"
-"	sete %dl\n"
-"	movzbq %cl, %rcx\n"
-"	movzbq %dl, %rdx\n"
-"	shl $32, %rcx\n"
-"	shl $33, %rdx\n"
-"	or %rcx, %rax\n"
-"	or %rdx, %rax\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_flags_call)
-"	.popsection\n"
-);
-
-kpk_fn_t kpkunit_flags_ret, kpkunit_flags_call;
-
-static long kpk_flags_model(long x)
-{
-	return x | (long)(x < 5) << 32 | (long)(x == 5) << 33;
-}
-
-/* The return trampoline gives the caller the function's flags. */
-static void kpk_rtest_flags(struct kunit *test)
-{
-	struct kretprobe *rp = kpk_rprobe(0, kpkunit_flags_ret, NULL, 0, false);
-	static const long args[] = { 3, 5, 9 };
-	int i;
-
-	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
-	for (i = 0; i < ARRAY_SIZE(args); i++) {
-		KUNIT_EXPECT_EQ_MSG(test, kpk_call(kpkunit_flags_call, args[i]),
-				    kpk_flags_model(args[i]), "argument %ld",
-				    args[i]);
-		KUNIT_EXPECT_EQ(test, !!(kpk_rs.retflags[i] & X86_EFLAGS_CF),
-				args[i] < 5);
-		KUNIT_EXPECT_EQ(test, !!(kpk_rs.retflags[i] & X86_EFLAGS_ZF),
-				args[i] == 5);
-	}
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), (int)ARRAY_SIZE(args));
-}
-
-static void kpk_rtest_batch(struct kunit *test)
-{
-	int ret;
-
-	kpk_rp_batch[0] = kpk_rprobe(0, kpkunit_target_a, NULL, 0, true);
-	kpk_rp_batch[1] = kpk_rprobe(1, kpkunit_target_b, NULL, 0, false);
-	kpk_rp_batch[2] = kpk_rprobe(2, NULL, "kpkunit_no_such_symbol", 0,
-				     false);
-	ret = register_kretprobes(kpk_rp_batch, 3);
-	if (!ret)
-		unregister_kretprobes(kpk_rp_batch, 3);
-	KUNIT_EXPECT_EQ(test, ret, -ENOENT);
-	kpk_call(kpkunit_target_a, 1);
-	kpk_call(kpkunit_target_b, 1);
-	KUNIT_ASSERT_EQ_MSG(test, kpk_entries(0) + kpk_returns(0) +
-			    kpk_returns(1), 0,
-			    "the good kretprobes of a failed batch still fire");
-
-	/* The same kretprobe twice in one batch: refused, nothing stays. */
-	kpk_rp_batch[2] = kpk_rp_batch[0];
-	ret = register_kretprobes(kpk_rp_batch, 3);
-	if (!ret)
-		unregister_kretprobes(kpk_rp_batch, 2);
-	KUNIT_EXPECT_EQ(test, ret, -EINVAL);
-	KUNIT_EXPECT_NULL(test, kpk_rp_batch[0]->rph);
-	KUNIT_EXPECT_NULL(test, kpk_rp_batch[1]->rph);
-	kpk_call(kpkunit_target_a, 1);
-	KUNIT_ASSERT_EQ_MSG(test, kpk_entries(0) + kpk_returns(0), 0,
-			    "a kretprobe of a refused batch fires");
-
-	kpk_rprobe(0, kpkunit_target_a, NULL, 0, true);
-	kpk_rprobe(1, kpkunit_target_b, NULL, 0, false);
-	KUNIT_ASSERT_EQ(test, register_kretprobes(kpk_rp_batch, 2), 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-				kpk_rp_unregister_batch_action, NULL), 0);
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 2),
-			kpk_model(kpkunit_target_a, 2));
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 3),
-			kpk_model(kpkunit_target_b, 3));
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_returns(1), 1);
-
-	kunit_release_action(test, kpk_rp_unregister_batch_action, NULL);
-	kpk_call(kpkunit_target_a, 2);
-	kpk_call(kpkunit_target_b, 3);
-	KUNIT_EXPECT_EQ(test, kpk_returns(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_returns(1), 1);
-}
-
-#define KPK_RP_CALLS	3000
-
-/*
- * Both CPUs run a return-probed function at once: every call is followed,
- * every return handled once, each with its own private data.
- */
-static void kpk_rtest_two_cpus(struct kunit *test)
-{
-	struct kretprobe *rp = kpk_rprobe(0, kpkunit_target_c,
-					  "kpkunit_target_c", 0, true);
-	unsigned long calls = 0, bad = 0;
-	int cpu[2], i, err = 0;
-	bool joined;
-
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "needs two online CPUs");
-	cpu[0] = cpumask_first(cpu_online_mask);
-	cpu[1] = cpumask_next(cpu[0], cpu_online_mask);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-				kpk_workers_action, NULL), 0);
-	KUNIT_ASSERT_EQ(test, kpk_rp_register(test, rp), 0);
-
-	for (i = 0; i < 2 && !err; i++)
-		err = kpk_worker_start(&kpk_workers[i], kpkunit_target_c,
-				       i << 20, KPK_RP_CALLS, cpu[i]);
-	joined = kpk_join_all();
-	KUNIT_EXPECT_EQ(test, err, 0);
-	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker threads did not finish");
-	for (i = 0; i < 2; i++) {
-		calls += kpk_workers[i].calls;
-		bad += kpk_workers[i].bad;
-	}
-	KUNIT_EXPECT_EQ(test, calls, 2UL * KPK_RP_CALLS);
-	KUNIT_EXPECT_EQ(test, bad, 0UL);
-	KUNIT_EXPECT_EQ(test, (unsigned long)kpk_returns(0), calls);
-	KUNIT_EXPECT_EQ(test, (unsigned long)atomic_read(&kpk_rs.entries[0]),
-			calls);
-	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
-}
-
-static struct kunit_case kpk_rp_cases[] = {
-	KUNIT_CASE(kpk_rtest_basic),
-	KUNIT_CASE(kpk_rtest_entry_data),
-	KUNIT_CASE(kpk_rtest_return_address),
-	KUNIT_CASE(kpk_rtest_errors),
-	KUNIT_CASE(kpk_rtest_maxactive),
-	KUNIT_CASE(kpk_rtest_recursion),
-	KUNIT_CASE(kpk_rtest_cpus),
-	KUNIT_CASE(kpk_rtest_with_kprobe),
-	KUNIT_CASE(kpk_rtest_ftrace),
-	KUNIT_CASE(kpk_rtest_ftrace_shared),
-	KUNIT_CASE(kpk_rtest_unregister_sleeping),
-	KUNIT_CASE(kpk_rtest_disable_sleeping),
-	KUNIT_CASE(kpk_rtest_flags),
-	KUNIT_CASE(kpk_rtest_batch),
-	KUNIT_CASE_SLOW(kpk_rtest_two_cpus),
-	{}
-};
-
-static struct kunit_suite kpk_rp_suite = {
-	.name = "kretprobes_core",
-	.init = kpk_rp_init,
-	.exit = kpk_rp_exit,
-	.test_cases = kpk_rp_cases,
-};
-
-kunit_test_suites(&kpk_core_suite, &kpk_rp_suite);
-
-#else /* !CONFIG_KRETPROBES */
-
 kunit_test_suites(&kpk_core_suite);
-
-#endif /* CONFIG_KRETPROBES */
-
-/* ---------------------------------------------------------------------- */
-/* Suite kprobes_opt: jump optimization                                    */
-/* ---------------------------------------------------------------------- */
-
-#ifdef CONFIG_OPTPROBES
-
-/*
- * Targets whose regions (the instructions a 5-byte jump at the probe point
- * replaces) are known.  kpkunit_opt_point(i) gives probe point i.
- *
- * kpkunit_opt_rip(x)    = x + 0x1234 (+0x100 if x >= 5).  Records %rsp (for
- *			   kpkunit_opt_sp()) and sets CF (x < 5) before the probe
- *			   point; the region is one RIP-relative load and a jb
- *			   right after it reads CF.
- * kpkunit_opt_str(x)    = 2x + 9.  Region: mov, stosq.
- * kpkunit_opt_push(x)   = x + 0x1234.  Region at the entry: push, mov,
- *			   RIP-relative lea.
- * kpkunit_opt_call(x)   = x + 6.  Region: lea, then a call as its last
- *			   instruction, which returns after the region.
- * kpkunit_opt_icall(x)  = x + 8.  The same with a call through a register.
- * kpkunit_opt_ijmp(x)   = x + 2.  The function has an indirect jump past
- *			   the region (taken for x < 0): refused, except with
- *			   kernel IBT, where only a notrack jump could land
- *			   inside a region (no region holds an endbr64).
- *			   objtool refuses notrack jumps in the kernel, so
- *			   that case cannot be built here.
- * kpkunit_opt_target(x) = x + 5 (+3 if x is even).  A branch lands inside
- *			   the region: refused.
- * kpkunit_opt_ac(x)     = x + 1.  The region (mov, add) is inside a
- *			   stac/clac user access section; SMAP CPUs only.
- *
- * kpo_cases[] also probes kpkunit_asm_* points: branches in a region are
- * relocated (rel8 to rel32), loop/jrcxz and popf are refused.
- */
-enum kpo_point {
-	KPO_rip,
-	KPO_str,
-	KPO_str_stos,
-	KPO_push,
-	KPO_call,
-	KPO_ijmp,
-	KPO_target,
-	KPO_ac,
-	KPO_icall,
-	KPO_NR_POINTS
-};
-
-asm(
-"	.pushsection .text, \"ax\"\n"
-KPK_ASM_FUNC(kpkunit_opt_rip)
-	ASM_ENDBR
-"	mov %rsp, .Lkpo_sp(%rip)\n"
-"	cmp $5, %rdi\n"
-".Lkpk_o_rip:\n"
-"	mov .Lkpk_word(%rip), %rdx\n"
-"	jb 1f\n"
-"	add $0x100, %rdx\n"
-"1:	lea (%rdx,%rdi), %rax\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_opt_rip)
-
-KPK_ASM_FUNC(kpkunit_opt_str)
-	ASM_ENDBR
-"	push %rbx\n"
-"	mov %rdi, %rbx\n"
-"	lea .Lkpo_buf(%rip), %rdi\n"
-".Lkpk_o_str:\n"
-"	mov %rbx, %rax\n"
-".Lkpk_o_str_stos:\n"
-"	stosq\n"
-"	add $9, %rax\n"
-"	add .Lkpo_buf(%rip), %rax\n"
-"	pop %rbx\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_opt_str)
-
-KPK_ASM_FUNC(kpkunit_opt_push)
-	ASM_ENDBR
-".Lkpk_o_push:\n"
-"	push %rbp\n"
-"	mov %rsp, %rbp\n"
-"	lea .Lkpk_word(%rip), %rax\n"
-"	mov (%rax), %rax\n"
-"	add %rdi, %rax\n"
-"	pop %rbp\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_opt_push)
-
-KPK_ASM_FUNC(kpkunit_opt_call)
-	ASM_ENDBR
-".Lkpk_o_call:\n"
-"	lea 1(%rdi), %rdi\n"
-"	call kpkunit_asm_add\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_opt_call)
-
-KPK_ASM_FUNC(kpkunit_opt_ijmp)
-	ASM_ENDBR
-".Lkpk_o_ijmp:\n"
-"	mov %rdi, %rax\n"
-"	add $2, %rax\n"
-"	test %rdi, %rdi\n"
-"	jns 1f\n"
-"	lea 1f(%rip), %rdx\n"
-	ANNOTATE_RETPOLINE_SAFE
-"	jmp *%rdx\n"
-"1:\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_opt_ijmp)
-
-KPK_ASM_FUNC(kpkunit_opt_target)
-	ASM_ENDBR
-"	mov %rdi, %rax\n"
-"	test $1, %dil\n"
-"	jnz 1f\n"
-".Lkpk_o_target:\n"
-"	add $3, %rax\n"
-"1:	add $5, %rax\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_opt_target)
-
-KPK_ASM_FUNC(kpkunit_opt_ac)
-	ASM_ENDBR
-"	stac\n"
-".Lkpk_o_ac:\n"
-"	mov %rdi, %rax\n"
-"	add $1, %rax\n"
-"	clac\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_opt_ac)
-
-KPK_ASM_FUNC(kpkunit_opt_icall)
-	ASM_ENDBR
-"	lea kpkunit_asm_add(%rip), %rdx\n"
-".Lkpk_o_icall:\n"
-"	add $1, %rdi\n"
-	ANNOTATE_RETPOLINE_SAFE
-"	call *%rdx\n"
-"	add $2, %rax\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_opt_icall)
-
-KPK_ASM_FUNC(kpkunit_opt_point)
-	ASM_ENDBR
-"	lea .Lkpo_table(%rip), %rdx\n"
-"	movslq (%rdx,%rdi,4), %rax\n"
-"	lea kpkunit_asm_add(%rip), %rdx\n"
-"	add %rdx, %rax\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_opt_point)
-
-KPK_ASM_FUNC(kpkunit_opt_sp)
-	ASM_ENDBR
-"	mov .Lkpo_sp(%rip), %rax\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_opt_sp)
-"	.popsection\n"
-
-"	.pushsection .rodata, \"a\"\n"
-"	.balign 8\n"
-".Lkpo_table:\n"
-KPK_PT(o_rip) KPK_PT(o_str) KPK_PT(o_str_stos) KPK_PT(o_push)
-KPK_PT(o_call) KPK_PT(o_ijmp) KPK_PT(o_target) KPK_PT(o_ac)
-KPK_PT(o_icall)
-"	.popsection\n"
-
-"	.pushsection .data, \"aw\"\n"
-"	.balign 8\n"
-".Lkpo_buf:\n"
-"	.quad 0\n"
-".Lkpo_sp:\n"
-"	.quad 0\n"
-"	.popsection\n"
-);
-
-kpk_fn_t kpkunit_opt_rip, kpkunit_opt_str, kpkunit_opt_push;
-kpk_fn_t kpkunit_opt_call, kpkunit_opt_ijmp, kpkunit_opt_target;
-kpk_fn_t kpkunit_opt_ac, kpkunit_opt_icall;
-/* Address of probe point i; %rsp at kpkunit_opt_rip's probe point. */
-kpk_fn_t kpkunit_opt_point, kpkunit_opt_sp;
-
-static unsigned long kpo_point(enum kpo_point pt)
-{
-	return (unsigned long)kpkunit_opt_point(pt);
-}
-
-static long kpo_model(kpk_fn_t *fn, long x)
-{
-	if (fn == kpkunit_opt_rip)
-		return x + 0x1234 + (x >= 5 ? 0x100 : 0);
-	if (fn == kpkunit_opt_str)
-		return 2 * x + 9;
-	if (fn == kpkunit_opt_push)
-		return x + 0x1234;
-	if (fn == kpkunit_opt_call)
-		return x + 6;
-	if (fn == kpkunit_opt_ijmp)
-		return x + 2;
-	if (fn == kpkunit_opt_target)
-		return x + 5 + (x & 1 ? 0 : 3);
-	if (fn == kpkunit_opt_ac)
-		return x + 1;
-	if (fn == kpkunit_opt_icall)
-		return x + 8;
-	return kpk_model(fn, x);
-}
-
-/* What kpo_pre saw, besides what kpk_pre records. */
-static struct {
-	unsigned long sp;
-	unsigned long flags;
-} kpo_seen;
-
-static int kpo_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	WRITE_ONCE(kpo_seen.sp, regs->sp);
-	WRITE_ONCE(kpo_seen.flags, regs->flags);
-	return kpk_pre(p, regs);
-}
-
-static struct kprobe *kpo_probe(int i, unsigned long addr, bool post)
-{
-	struct kprobe *p = kpk_probe(i, (void *)addr, NULL, 0, post, 0);
-
-	p->pre_handler = kpo_pre;
-	return p;
-}
-
-/* Let the optimizer run; is @p's site a jump to a detour buffer now? */
-static bool kpo_optimized(struct kprobe *p)
-{
-	const u8 *a = (const u8 *)p->addr;
-	unsigned long dest;
-
-	wait_for_kprobe_optimizer();
-	if (!kprobe_optimized(p) || a[0] != JMP32_INSN_OPCODE)
-		return false;
-	dest = (unsigned long)a + JMP32_INSN_SIZE + *(const s32 *)&a[1];
-	return is_kprobe_optinsn_slot(dest);
-}
-
-/*
- * An optimized probe: the text is a jump, handlers see the registers of
- * the probed code (argument, stack pointer, flags, ip as after an int3),
- * the flags survive into the code after the region, and unregistering
- * gives back the original bytes.
- */
-static void kpo_test_jump(struct kunit *test)
-{
-	static const long args[] = { 2, 5, 9 };
-	unsigned long addr = kpo_point(KPO_rip);
-	u8 orig[JMP32_INSN_SIZE];
-	struct kprobe *p;
-	int i;
-
-	memcpy(orig, (void *)addr, sizeof(orig));
-	p = kpo_probe(0, addr, false);
-	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
-	KUNIT_ASSERT_TRUE(test, kpo_optimized(p));
-
-	for (i = 0; i < ARRAY_SIZE(args); i++) {
-		long x = args[i];
-
-		KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_opt_rip, x),
-				kpo_model(kpkunit_opt_rip, x));
-		KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), i + 1);
-		KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], (unsigned long)x);
-		KUNIT_EXPECT_EQ(test, kpk_seen.pre_ip[0], addr + 1);
-		KUNIT_EXPECT_EQ(test, kpo_seen.sp,
-				(unsigned long)kpkunit_opt_sp(0));
-		KUNIT_EXPECT_EQ(test, !!(kpo_seen.flags & X86_EFLAGS_CF),
-				x < 5);
-		KUNIT_EXPECT_EQ(test, !!(kpo_seen.flags & X86_EFLAGS_ZF),
-				x == 5);
-		KUNIT_EXPECT_TRUE(test, kpo_seen.flags & X86_EFLAGS_IF);
-	}
-	KUNIT_EXPECT_EQ(test, p->nmissed, 0UL);
-
-	kpk_unregister(test, p);
-	KUNIT_EXPECT_EQ(test, memcmp((void *)addr, orig, sizeof(orig)), 0);
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_opt_rip, 9),
-			kpo_model(kpkunit_opt_rip, 9));
-	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), (int)ARRAY_SIZE(args));
-}
-
-struct kpo_case {
-	const char *desc;
-	kpk_fn_t *fn;
-	int kpk;		/* enum kpk_point, or -1 */
-	int kpo;		/* enum kpo_point, or -1 */
-	bool opt;		/* must end up optimized; otherwise must not */
-	long (*hits)(long x);	/* hits per call; NULL: one */
-};
-
-#define KPO_K(d, f, pt, o, ...)	{ d, f, KPK_##pt, -1, o, __VA_ARGS__ }
-#define KPO_O(d, f, pt, o, ...)	{ d, f, -1, KPO_##pt, o, __VA_ARGS__ }
-
-static const struct kpo_case kpo_cases[] = {
-	KPO_K("nopl", kpkunit_asm_add, add_nop, true),
-	KPO_K("mov reg,reg; add", kpkunit_asm_add, add_mov, true),
-	KPO_K("add; ret", kpkunit_asm_add, add_add, true),
-	KPO_K("rip-relative load", kpkunit_asm_rip, rip_load, true),
-	KPO_K("rip-relative lea", kpkunit_asm_rip, rip_lea, true),
-	KPO_K("add (reg); rip-relative store", kpkunit_asm_rip, rip_mem, true),
-	KPO_K("rip-relative store", kpkunit_asm_rip, rip_store, true),
-	KPO_K("cmp rip-relative,imm32", kpkunit_asm_rip, rip_imm, true),
-	KPO_K("call rel32", kpkunit_asm_call, call_direct, true),
-	KPO_K("call *%reg; add", kpkunit_asm_call, call_ind, false),
-	KPO_K("jb rel8; add", kpkunit_asm_jcc, jcc_short, true),
-	KPO_K("jae rel32", kpkunit_asm_jcc, jcc_near, true),
-	KPO_K("jmp rel32", kpkunit_asm_jmp, jmp_near, true, kpk_bit1_clear),
-	KPO_K("jmp rel8 to a branch target", kpkunit_asm_jmp, jmp_short,
-	      false, kpk_even),
-	KPO_K("add; jrcxz", kpkunit_asm_loop, loop_insn, false, kpk_x),
-	KPO_K("push; mov; push", kpkunit_asm_stack, stk_push, true),
-	KPO_K("push imm8; pop; add", kpkunit_asm_stack, stk_pushimm, true),
-	KPO_K("pop; leave; ret (and padding)", kpkunit_asm_stack, stk_pop, true),
-	KPO_K("xor; pushf; pop; push", kpkunit_asm_flags, flg_xor, true),
-	KPO_K("popf", kpkunit_asm_flags, flg_popf, false),
-	KPO_O("rip-relative load, jb after", kpkunit_opt_rip, rip, true),
-	KPO_O("mov; stosq", kpkunit_opt_str, str, true),
-	KPO_O("push; mov; rip-relative lea", kpkunit_opt_push, push, true),
-	KPO_O("lea; call", kpkunit_opt_call, call, true),
-	KPO_O("add; call *%reg", kpkunit_opt_icall, icall, true),
-	KPO_O("function with an indirect jump", kpkunit_opt_ijmp, ijmp,
-	      IS_ENABLED(CONFIG_X86_KERNEL_IBT)),
-	KPO_O("branch into the region", kpkunit_opt_target, target, false,
-	      kpk_even),
-};
-
-KUNIT_ARRAY_PARAM_DESC(kpo_kind, kpo_cases, desc);
-
-static unsigned long kpo_case_addr(const struct kpo_case *c)
-{
-	return c->kpk >= 0 ? kpk_point(c->kpk) : kpo_point(c->kpo);
-}
-
-/*
- * Each kind of region, probed without a post handler: optimized or not as
- * expected, and the function computes what it computes unprobed.
- */
-static void kpo_test_kinds(struct kunit *test)
-{
-	const struct kpo_case *c = test->param_value;
-	unsigned long addr = kpo_case_addr(c);
-	u8 orig[JMP32_INSN_SIZE];
-	struct kprobe *p;
-	int i, hits = 0;
-
-	memcpy(orig, (void *)addr, sizeof(orig));
-	p = kpo_probe(0, addr, false);
-	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
-	KUNIT_EXPECT_EQ(test, kpo_optimized(p), c->opt);
-	if (!c->opt)
-		KUNIT_EXPECT_EQ(test, *(u8 *)addr, INT3_INSN_OPCODE);
-
-	for (i = 0; i < ARRAY_SIZE(kpk_args); i++) {
-		long x = kpk_args[i];
-
-		KUNIT_EXPECT_EQ_MSG(test, kpk_run(c->fn, x), kpo_model(c->fn, x),
-				    "argument %ld", x);
-		hits += c->hits ? c->hits(x) : 1;
-		KUNIT_EXPECT_EQ_MSG(test, kpk_pre_hits(0), hits,
-				    "hits after argument %ld", x);
-	}
-	kpk_unregister(test, p);
-	KUNIT_EXPECT_EQ(test, memcmp((void *)addr, orig, sizeof(orig)), 0);
-}
-
-/*
- * What keeps a probe a breakpoint comes and goes: a post handler on the
- * same address, a probe inside the region, disabling.  Each time it goes,
- * the probe is optimized again.
- */
-static void kpo_test_blockers(struct kunit *test)
-{
-	unsigned long rip = kpo_point(KPO_rip);
-	unsigned long str = kpo_point(KPO_str);
-	u8 orig[JMP32_INSN_SIZE];
-	struct kprobe *p, *q;
-
-	memcpy(orig, (void *)rip, sizeof(orig));
-	p = kpo_probe(0, rip, false);
-	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
-	KUNIT_ASSERT_TRUE(test, kpo_optimized(p));
-
-	/* A post handler arrives: back to int3 at once, both probes run. */
-	q = kpo_probe(1, rip, true);
-	KUNIT_ASSERT_EQ(test, kpk_register(test, q), 0);
-	KUNIT_EXPECT_FALSE(test, kprobe_optimized(p));
-	KUNIT_EXPECT_EQ(test, *(u8 *)rip, INT3_INSN_OPCODE);
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_opt_rip, 7),
-			kpo_model(kpkunit_opt_rip, 7));
-	kpk_expect_hits(test, (int[]){ 1, 1 }, (int[]){ 0, 1 }, 2);
-	KUNIT_EXPECT_FALSE(test, kpo_optimized(p));
-	kpk_unregister(test, q);
-	KUNIT_EXPECT_TRUE(test, kpo_optimized(p));
-
-	/* Disabled: all of the original text back; enabled: a jump again. */
-	KUNIT_ASSERT_EQ(test, disable_kprobe(p), 0);
-	KUNIT_EXPECT_FALSE(test, kprobe_optimized(p));
-	KUNIT_EXPECT_EQ(test, memcmp((void *)rip, orig, sizeof(orig)), 0);
-	KUNIT_ASSERT_EQ(test, enable_kprobe(p), 0);
-	KUNIT_EXPECT_TRUE(test, kpo_optimized(p));
-	kpk_unregister(test, p);
-
-	/* A probe inside the region of another. */
-	p = kpo_probe(2, str, false);
-	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
-	KUNIT_ASSERT_TRUE(test, kpo_optimized(p));
-	q = kpo_probe(3, kpo_point(KPO_str_stos), false);
-	KUNIT_ASSERT_EQ(test, kpk_register(test, q), 0);
-	KUNIT_EXPECT_FALSE(test, kpo_optimized(p));
-	KUNIT_EXPECT_EQ(test, *(u8 *)str, INT3_INSN_OPCODE);
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_opt_str, 20),
-			kpo_model(kpkunit_opt_str, 20));
-	KUNIT_EXPECT_EQ(test, kpk_pre_hits(2), 1);
-	KUNIT_EXPECT_EQ(test, kpk_pre_hits(3), 1);
-	kpk_unregister(test, q);
-	KUNIT_EXPECT_TRUE(test, kpo_optimized(p));
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_opt_str, 21),
-			kpo_model(kpkunit_opt_str, 21));
-	KUNIT_EXPECT_EQ(test, kpk_pre_hits(2), 2);
-}
-
-/* The flags a handler of an optimized probe runs with, and is handed. */
-static struct {
-	unsigned long cpu;
-	unsigned long regs;
-} kpo_ac_seen;
-
-static int kpo_pre_ac(struct kprobe *p, struct pt_regs *regs)
-{
-	WRITE_ONCE(kpo_ac_seen.cpu, native_save_fl());
-	WRITE_ONCE(kpo_ac_seen.regs, regs->flags);
-	return kpk_pre(p, regs);
-}
-
-/*
- * A probe inside a user access section: its handlers run with AC clear,
- * as after an exception, and see the probed code's AC set in regs.
- */
-static void kpo_test_user_access(struct kunit *test)
-{
-	struct kprobe *p;
-
-	if (!cpu_feature_enabled(X86_FEATURE_SMAP))
-		kunit_skip(test, "the CPU has no SMAP: stac would fault");
-	p = kpo_probe(0, kpo_point(KPO_ac), false);
-	p->pre_handler = kpo_pre_ac;
-	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
-	KUNIT_ASSERT_TRUE(test, kpo_optimized(p));
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_opt_ac, 41),
-			kpo_model(kpkunit_opt_ac, 41));
-	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
-	KUNIT_EXPECT_TRUE(test, kpo_ac_seen.regs & X86_EFLAGS_AC);
-	KUNIT_EXPECT_FALSE(test, kpo_ac_seen.cpu & X86_EFLAGS_AC);
-}
-
-#define KPO_CHURN_ROUNDS	20
-
-/* The nested call kpo_pre_nest() makes, and how many came out wrong. */
-static atomic_t kpo_nest_calls, kpo_nest_bad;
-
-/* A handler that runs the optimized function: a re-entered hit there. */
-static int kpo_pre_nest(struct kprobe *p, struct pt_regs *regs)
-{
-	long x = (long)atomic_inc_return(&kpo_nest_calls);
-
-	if (kpk_call(kpkunit_opt_push, x) != kpo_model(kpkunit_opt_push, x))
-		atomic_inc(&kpo_nest_bad);
-	return 0;
-}
-
-struct kpo_churn_case {
-	const char *desc;
-	kpk_fn_t *fn;		/* holds the optimized probe */
-	int kpk;		/* its point: enum kpk_point, or -1 */
-	int kpo;		/* or enum kpo_point */
-	bool nest;		/* the second CPU reaches @fn from a handler */
-};
-
-static const struct kpo_churn_case kpo_churn_cases[] = {
-	/*
-	 * Not kpkunit_asm_rip: its result reads back a store to a global,
-	 * which the other CPU may overwrite in between (seen under -icount).
-	 */
-	{ "7-byte first instruction", kpkunit_opt_rip, -1, KPO_rip },
-	{ "1-byte first instruction (push)", kpkunit_opt_push, -1, KPO_push },
-	{ "push, re-entered from a handler on the other CPU",
-	  kpkunit_opt_push, -1, KPO_push, true },
-	{ "jb rel8 first, relocated to a rel32", kpkunit_asm_jcc, KPK_jcc_short,
-	  -1 },
-	{ "call as the region's last instruction", kpkunit_opt_call, -1,
-	  KPO_call },
-};
-
-KUNIT_ARRAY_PARAM_DESC(kpo_churn, kpo_churn_cases, desc);
-
-/*
- * Two CPUs call an optimized probe's function while a post-handler probe
- * comes and goes on the same address: every change unoptimizes, every
- * removal optimizes again.  The steady probe must see every call.  With a
- * short first instruction, a hit that carries that instruction out while
- * the jump is being taken out (the post handler already published, or a
- * re-entered hit) must not resume inside the jump's displacement.
- */
-static void kpo_test_churn(struct kunit *test)
-{
-	const struct kpo_churn_case *c = test->param_value;
-	unsigned long addr = c->kpk >= 0 ? kpk_point(c->kpk) :
-				kpo_point(c->kpo);
-	unsigned long calls, bad, optimized = 0;
-	int cpu[2], i, round, err = 0;
-	struct kprobe *p, *q, *r;
-	bool joined;
-
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "needs two online CPUs");
-	cpu[0] = cpumask_first(cpu_online_mask);
-	cpu[1] = cpumask_next(cpu[0], cpu_online_mask);
-	kpk_worker_model = kpo_model;
-	atomic_set(&kpo_nest_calls, 0);
-	atomic_set(&kpo_nest_bad, 0);
-
-	p = kpo_probe(0, addr, false);
-	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
-	KUNIT_ASSERT_TRUE(test, kpo_optimized(p));
-	if (c->nest) {
-		r = kpk_probe(2, (void *)kpk_point(KPK_add_mov), NULL, 0,
-			      false, 0);
-		r->pre_handler = kpo_pre_nest;
-		KUNIT_ASSERT_EQ(test, kpk_register(test, r), 0);
-	}
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-				kpk_workers_action, NULL), 0);
-
-	/* No ASSERT until the workers are joined. */
-	for (i = 0; i < 2 && !err; i++)
-		err = kpk_worker_start(&kpk_workers[i],
-				       c->nest && i ? kpkunit_asm_add : c->fn,
-				       i << 20, ULONG_MAX, cpu[i]);
-	for (round = 0; round < KPO_CHURN_ROUNDS && !err; round++) {
-		q = kpo_probe(1, addr, round & 1);
-		err = register_kprobe(q);
-		if (err)
-			break;
-		if (round & 2)
-			schedule_timeout_uninterruptible(1);
-		unregister_kprobe(q);
-		optimized += kpo_optimized(p);
-	}
-	joined = kpk_stop_workers(c->nest ? 1 : 2, &calls, &bad);
-	KUNIT_EXPECT_EQ_MSG(test, err, 0, "round %d", round);
-	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker threads did not finish");
-	KUNIT_EXPECT_GT(test, calls, 0UL);
-	KUNIT_EXPECT_EQ(test, bad + kpk_workers[1].bad, 0UL);
-	KUNIT_EXPECT_EQ(test, (unsigned long)kpk_pre_hits(0), calls);
-	if (c->nest) {
-		/* Every nested hit is a miss, through the jump or the int3. */
-		KUNIT_EXPECT_GT(test, atomic_read(&kpo_nest_calls), 0);
-		KUNIT_EXPECT_EQ(test, p->nmissed,
-				(unsigned long)atomic_read(&kpo_nest_calls));
-		KUNIT_EXPECT_EQ(test, atomic_read(&kpo_nest_bad), 0);
-	} else {
-		KUNIT_EXPECT_EQ(test, p->nmissed, 0UL);
-	}
-	/* Rounds with a post handler leave it a breakpoint till the wait. */
-	KUNIT_EXPECT_EQ(test, optimized, (unsigned long)KPO_CHURN_ROUNDS);
-}
-
-#ifdef CONFIG_KRETPROBES
-static atomic_t kpo_returns;
-
-static int kpo_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	if (regs_return_value(regs) == kpo_model(kpkunit_opt_push, 30))
-		atomic_inc(&kpo_returns);
-	return 0;
-}
-
-/* A return probe's entry probe is optimized like any other. */
-static void kpo_test_kretprobe(struct kunit *test)
-{
-	struct kretprobe rp = {
-		.kp.addr = (kprobe_opcode_t *)kpkunit_opt_push,
-		.handler = kpo_ret_handler,
-		.maxactive = 4,
-	};
-
-	atomic_set(&kpo_returns, 0);
-	KUNIT_ASSERT_EQ(test, register_kretprobe(&rp), 0);
-	KUNIT_EXPECT_EQ(test, (unsigned long)rp.kp.addr,
-			kpo_point(KPO_push));
-	wait_for_kprobe_optimizer();
-	KUNIT_EXPECT_TRUE(test, kprobe_optimized(&rp.kp));
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_opt_push, 30),
-			kpo_model(kpkunit_opt_push, 30));
-	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_opt_push, 30),
-			kpo_model(kpkunit_opt_push, 30));
-	unregister_kretprobe(&rp);
-	KUNIT_EXPECT_EQ(test, atomic_read(&kpo_returns), 2);
-	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
-}
-#endif
-
-static int kpo_init(struct kunit *test)
-{
-	memset(&kpo_seen, 0, sizeof(kpo_seen));
-	return kpk_core_init(test);
-}
-
-static struct kunit_case kpo_cases_list[] = {
-	KUNIT_CASE(kpo_test_jump),
-	KUNIT_CASE_PARAM(kpo_test_kinds, kpo_kind_gen_params),
-	KUNIT_CASE(kpo_test_blockers),
-	KUNIT_CASE(kpo_test_user_access),
-#ifdef CONFIG_KRETPROBES
-	KUNIT_CASE(kpo_test_kretprobe),
-#endif
-	KUNIT_CASE_PARAM_ATTR(kpo_test_churn, kpo_churn_gen_params,
-			      { .speed = KUNIT_SPEED_SLOW }),
-	{}
-};
-
-static struct kunit_suite kpo_suite = {
-	.name = "kprobes_opt",
-	.init = kpo_init,
-	.exit = kpk_core_exit,
-	.test_cases = kpo_cases_list,
-};
-
-kunit_test_suites(&kpo_suite);
-
-#endif /* CONFIG_OPTPROBES */
