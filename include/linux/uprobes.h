@@ -140,6 +140,8 @@ struct uprobe_task {
 	unsigned long			last_vaddr;
 	struct uprobe_site		*last_site;
 	unsigned long			last_gen;
+	/* The stub whose system call led to last_vaddr, or 0 */
+	unsigned long			last_stub;
 	/* fork: the child recreates the parent's XOL area at this address */
 	unsigned long			dup_xol_addr;
 	struct callback_head		dup_xol_work;

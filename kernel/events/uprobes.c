@@ -252,13 +252,13 @@ unsigned long uprobe_site_hits(struct uprobe_site *s)
  * new generation sees the new mapping), and when such a process's mm is
  * torn down (exec: the next mm may be allocated at the same address).
  */
-static atomic_long_t site_gen;
+atomic_long_t uprobe_site_gen;
 
 static void site_gen_next(void)
 {
 	/* Whatever the caller changed is seen by who sees the new value. */
 	smp_mb__before_atomic();
-	atomic_long_inc(&site_gen);
+	atomic_long_inc(&uprobe_site_gen);
 }
 
 void uprobe_site_put(struct uprobe_site *s)
@@ -1109,10 +1109,9 @@ void uprobe_clear_state(struct mm_struct *mm)
 
 /* ---- per-task state ---------------------------------------------------- */
 
-struct uprobe_task *uprobe_get_utask(void)
+struct uprobe_task *uprobe_alloc_utask(void)
 {
-	if (!current->utask)
-		current->utask = kzalloc(sizeof(struct uprobe_task), GFP_KERNEL);
+	current->utask = kzalloc(sizeof(struct uprobe_task), GFP_KERNEL);
 	return current->utask;
 }
 
@@ -1271,43 +1270,22 @@ static struct uprobe_site *site_in_vma(struct vm_area_struct *vma,
 	return find_site_srcu(file_inode(vma->vm_file), vma_offset(vma, vaddr));
 }
 
-static struct uprobe_site *site_remembered(struct uprobe_task *utask,
-					   unsigned long vaddr,
-					   unsigned long gen)
-{
-	struct uprobe_site *s;
-
-	if (!utask || utask->last_vaddr != vaddr || utask->last_gen != gen ||
-	    utask->last_mm != current->mm)
-		return NULL;
-	s = utask->last_site;
-	/* Dead but not freed yet: as find_site_srcu() would. */
-	return refcount_read(&s->ref) ? s : NULL;
-}
-
 /*
- * Find the site the int3 at @bp_vaddr belongs to; under uprobes_srcu, which
- * keeps it.  When there is none, *@is_bp says whether an int3 is still
- * there (someone else's).  The VMA is held by its own lock, so threads
- * hitting probes do not queue behind each other or behind mmap() on
- * mmap_lock; that is taken only when a writer holds the VMA.
+ * uprobe_site_at() without the thread's memory: find the site by the VMA
+ * at @bp_vaddr and remember it with @gen, the generation read before.  The
+ * VMA is held by its own lock, so threads hitting probes do not queue
+ * behind each other or behind mmap() on mmap_lock; that is taken only when
+ * a writer holds the VMA.
  */
-struct uprobe_site *uprobe_site_at(unsigned long bp_vaddr, bool *is_bp)
+struct uprobe_site *uprobe_site_lookup(unsigned long bp_vaddr,
+				       unsigned long gen, bool *is_bp)
 {
 	struct uprobe_task *utask = current->utask;
 	struct mm_struct *mm = current->mm;
 	struct uprobe_site *s;
 	struct vm_area_struct *vma;
-	unsigned long gen;
 	u8 byte;
 
-	/* Read before the lookup, so that a change during it is seen. */
-	gen = atomic_long_read_acquire(&site_gen);
-	s = site_remembered(utask, bp_vaddr, gen);
-	if (s) {
-		*is_bp = false;
-		return s;
-	}
 	vma = lock_vma_under_rcu(mm, bp_vaddr);
 	if (vma) {
 		s = site_in_vma(vma, bp_vaddr);
@@ -1322,6 +1300,7 @@ struct uprobe_site *uprobe_site_at(unsigned long bp_vaddr, bool *is_bp)
 		utask->last_vaddr = bp_vaddr;
 		utask->last_site = s;
 		utask->last_gen = gen;
+		utask->last_stub = 0;
 	}
 	/* Read the text only now: a fault must not nest in the lock. */
 	*is_bp = !s && !copy_from_user(&byte, (void __user *)bp_vaddr, 1) &&

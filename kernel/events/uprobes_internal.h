@@ -123,10 +123,71 @@ void uprobe_site_put(struct uprobe_site *s);
 unsigned long uprobe_site_hits(struct uprobe_site *s);
 int uprobe_access_mm(struct mm_struct *mm, unsigned long vaddr, void *buf,
 		     int len, bool write);
-struct uprobe_task *uprobe_get_utask(void);
-struct uprobe_site *uprobe_site_at(unsigned long bp_vaddr, bool *is_bp);
+struct uprobe_task *uprobe_alloc_utask(void);
+struct uprobe_site *uprobe_site_lookup(unsigned long bp_vaddr,
+				       unsigned long gen, bool *is_bp);
 void uprobe_handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 			  unsigned long bp_vaddr);
+
+/* The thread's uprobes state, allocated on its first hit. */
+static inline struct uprobe_task *uprobe_get_utask(void)
+{
+	return current->utask ?: uprobe_alloc_utask();
+}
+
+/* See the comment above its definition in uprobes.c. */
+extern atomic_long_t uprobe_site_gen;
+
+/*
+ * Find the site the int3 at @bp_vaddr belongs to; under uprobes_srcu, which
+ * keeps it.  When there is none, *@is_bp says whether an int3 is still
+ * there (someone else's).  The common case, a thread hitting the probe it
+ * hit last, is settled here without a call.
+ */
+static inline struct uprobe_site *uprobe_site_at(unsigned long bp_vaddr,
+						 bool *is_bp)
+{
+	struct uprobe_task *utask = current->utask;
+	/* Read before the lookup, so that a change during it is seen. */
+	unsigned long gen = atomic_long_read_acquire(&uprobe_site_gen);
+
+	/* A dead site not freed yet is skipped, as find_site_srcu() does. */
+	if (utask && utask->last_vaddr == bp_vaddr && utask->last_gen == gen &&
+	    utask->last_mm == current->mm &&
+	    refcount_read(&utask->last_site->ref)) {
+		*is_bp = false;
+		return utask->last_site;
+	}
+	return uprobe_site_lookup(bp_vaddr, gen, is_bp);
+}
+
+/*
+ * The probed address whose stub made the system call at @stub_ip, if this
+ * thread's last hit came from there, else 0.  Which address a stub serves
+ * never changes while its mm lives (see stub_take()), and the
+ * generation moves when an mm with stubs goes (uprobe_clear_state()): an
+ * mm allocated at the same address later is not taken for this one.
+ */
+static inline unsigned long uprobe_stub_remembered(unsigned long stub_ip)
+{
+	struct uprobe_task *utask = current->utask;
+
+	if (!utask || !stub_ip || utask->last_stub != stub_ip ||
+	    utask->last_gen != atomic_long_read(&uprobe_site_gen) ||
+	    utask->last_mm != current->mm)
+		return 0;
+	return utask->last_vaddr;
+}
+
+/* The stub at @stub_ip serves @vaddr: remember it with @vaddr's site. */
+static inline void uprobe_stub_remember(unsigned long stub_ip,
+					unsigned long vaddr)
+{
+	struct uprobe_task *utask = current->utask;
+
+	if (utask && utask->last_vaddr == vaddr && utask->last_mm == current->mm)
+		utask->last_stub = stub_ip;
+}
 
 /* uprobes_xol.c */
 struct xol_area *uprobe_xol_area_at(unsigned long vaddr);

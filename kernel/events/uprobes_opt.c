@@ -379,18 +379,22 @@ static void stub_hit(struct pt_regs *regs, unsigned long vaddr)
  */
 bool uprobe_stub_syscall(struct pt_regs *regs)
 {
-	unsigned long vaddr;
+	unsigned long ip = instruction_pointer(regs);
+	unsigned long vaddr = uprobe_stub_remembered(ip);
 	unsigned int off, blen;
 
-	if (!current->mm)
-		return false;
-	/* In the mm: its stub pages stay (see uprobe_stub_set_of()). */
-	vaddr = uprobe_stub_site(current->mm, instruction_pointer(regs), &off, &blen);
-	if (!vaddr || off != UPROBE_STUB_SYSCALL_END || blen)
-		return false;
+	if (!vaddr) {
+		if (!current->mm)
+			return false;
+		/* In the mm: its stub pages stay (see uprobe_stub_set_of()). */
+		vaddr = uprobe_stub_site(current->mm, ip, &off, &blen);
+		if (!vaddr || off != UPROBE_STUB_SYSCALL_END || blen)
+			return false;
+	}
 	if (!arch_uprobe_stub_return(regs, vaddr))
 		return false;
 	stub_hit(regs, vaddr);
+	uprobe_stub_remember(ip, vaddr);
 	return true;
 }
 

@@ -818,7 +818,8 @@ SYSCALL_DEFINE0(uretprobe)
 {
 	struct pt_regs *regs = task_pt_regs(current);
 	unsigned long tramp = uprobe_get_trampoline_vaddr();
-	struct uprobe_x86_saved saved;
+	/* Read before use: no stack zeroing on every return. */
+	struct uprobe_x86_saved saved __uninitialized;
 
 	if (tramp == UPROBE_NO_TRAMPOLINE_VADDR ||
 	    regs->ip != tramp + URETPROBE_SYSCALL_END) {
