@@ -528,28 +528,42 @@ static void ref_ctr_mmap(struct vm_area_struct *vma)
 	mutex_unlock(&delayed_lock);
 }
 
-/* Arm @s at @vaddr of @mm; mmap_lock held.  Arming twice is harmless. */
+/*
+ * Arm @s at @vaddr of @mm; mmap_lock held.  Arming twice is harmless.  The
+ * page is taken for writing at once, and the byte there read from it: a
+ * breakpoint goes into the process's own copy anyway, and one page walk
+ * instead of two is a sixth of registering a probe in a running process.
+ * (The copy is then made even when the byte turns out to be an int3
+ * already: ours, or a debugger's, whose page is a copy already.)
+ */
 static int arm_site(struct uprobe_site *s, struct mm_struct *mm,
 		    unsigned long vaddr)
 {
-	u8 cur, bp = UPROBE_SWBP_INSN;
-	int ret;
+	struct vm_area_struct *vma;
+	struct page *page;
+	u8 bp = UPROBE_SWBP_INSN;
+	void *kaddr;
+	int ret = 0;
 
-	ret = uprobe_access_mm(mm, vaddr, &cur, 1, false);
-	if (ret)
-		return ret;
-	if (is_swbp_insn(&cur) || uprobe_site_optimized(s, mm, vaddr)) {
+	page = get_user_page_vma_remote(mm, vaddr, FOLL_FORCE | FOLL_WRITE,
+					&vma);
+	if (IS_ERR(page))
+		return PTR_ERR(page);
+	kaddr = kmap_local_page(page) + offset_in_page(vaddr);
+	if (is_swbp_insn(kaddr) || uprobe_site_optimized(s, mm, vaddr)) {
 		set_bit(MMF_HAS_UPROBES, &mm->flags);
-		return 0;
+		goto out;
 	}
 	ret = ref_ctr_update(s, mm, 1);
 	if (ret)
-		return ret;
+		goto out;
 	/* Set first: the int3 may be hit the moment it is written. */
 	set_bit(MMF_HAS_UPROBES, &mm->flags);
-	ret = uprobe_access_mm(mm, vaddr, &bp, 1, true);
-	if (ret)
-		ref_ctr_update(s, mm, -1);
+	copy_to_user_page(vma, page, vaddr, kaddr, &bp, 1);
+	set_page_dirty_lock(page);
+out:
+	kunmap_local(kaddr - offset_in_page(vaddr));
+	put_page(page);
 	return ret;
 }
 
@@ -684,17 +698,21 @@ static bool site_wanted(struct uprobe_site *s, struct mm_struct *mm)
 }
 
 /*
- * Every process mapping @s, pinned (mmget()), possibly more than once.
- * Nothing may sleep under i_mmap_rwsem for memory, so count first,
- * allocate, and start over if the count grew.
+ * Every process mapping @s, pinned (mmget()), possibly more than once:
+ * in @few (room for FEW_TARGETS) when they fit, the common case, else in
+ * an array the caller kvfree()s.  Nothing may sleep under i_mmap_rwsem for
+ * memory, so count first, allocate, and start over if the count grew.
  */
-static struct mm_struct **collect_targets(struct uprobe_site *s, int *nr)
+#define FEW_TARGETS	4
+
+static struct mm_struct **collect_targets(struct uprobe_site *s, int *nr,
+					  struct mm_struct **few)
 {
 	struct address_space *mapping = s->inode->i_mapping;
 	pgoff_t pgoff = s->offset >> PAGE_SHIFT;
 	struct vm_area_struct *vma;
-	struct mm_struct **t;
-	int n, cap = 0, i;
+	struct mm_struct **t = few;
+	int n, cap = FEW_TARGETS, i;
 
 	for (;;) {
 		n = 0;
@@ -707,10 +725,12 @@ static struct mm_struct **collect_targets(struct uprobe_site *s, int *nr)
 			*nr = 0;
 			return NULL;
 		}
-		cap = n + 4;
-		t = kvmalloc_array(cap, sizeof(*t), GFP_KERNEL);
-		if (!t)
-			return ERR_PTR(-ENOMEM);
+		if (n > cap) {
+			cap = n + 4;
+			t = kvmalloc_array(cap, sizeof(*t), GFP_KERNEL);
+			if (!t)
+				return ERR_PTR(-ENOMEM);
+		}
 		n = 0;
 		i_mmap_lock_read(mapping);
 		vma_interval_tree_foreach(vma, &mapping->i_mmap, pgoff, pgoff) {
@@ -729,7 +749,10 @@ static struct mm_struct **collect_targets(struct uprobe_site *s, int *nr)
 		/* Grew meanwhile: mmput() may sleep, so only now. */
 		for (i = 0; i < cap; i++)
 			mmput(t[i]);
-		kvfree(t);
+		if (t != few)
+			kvfree(t);
+		t = few;
+		cap = FEW_TARGETS;
 	}
 	*nr = n;
 	return t;
@@ -822,11 +845,11 @@ static int apply_site_mm(struct uprobe_site *s, struct uprobe_consumer *uc,
 static int apply_site(struct uprobe_site *s, struct uprobe_consumer *uc,
 		      bool arm)
 {
-	struct mm_struct **t;
+	struct mm_struct *few[FEW_TARGETS], **t;
 	int n, i, err = 0;
 
 	percpu_down_write(&dup_mmap_sem);
-	t = collect_targets(s, &n);
+	t = collect_targets(s, &n, few);
 	if (IS_ERR(t)) {
 		percpu_up_write(&dup_mmap_sem);
 		return PTR_ERR(t);
@@ -843,7 +866,8 @@ static int apply_site(struct uprobe_site *s, struct uprobe_consumer *uc,
 		}
 		mmput(t[i]);
 	}
-	kvfree(t);
+	if (t != few)
+		kvfree(t);
 	percpu_up_write(&dup_mmap_sem);
 	return err;
 }
