@@ -46,7 +46,6 @@
 #define pr_fmt(fmt) "uprobes: " fmt
 
 #include <linux/highmem.h>
-#include <linux/idr.h>
 #include <linux/kdebug.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -177,51 +176,94 @@ static struct uprobe_site *find_site_srcu(struct inode *inode, loff_t offset)
  * Per-CPU hit counters, HITS_PER_BLOCK sites to one percpu allocation.
  * alloc_percpu() for each site searched the percpu allocator's maps every
  * time and was most of the cost of registering thousands of probes (a BPF
- * uprobe_multi link).  A site takes a slot number; the blocks are never
- * freed (one word per CPU for each site alive at the peak).
+ * uprobe_multi link).  A site takes a slot of a block, marked in the
+ * block's bitmap; the blocks are never freed (one word per CPU for each
+ * site alive at the peak), so a slot is given back with an atomic bit
+ * operation from any context, an SRCU callback included.
  */
 #define HITS_PER_BLOCK	512
-static DEFINE_IDA(hits_ida);
-static DEFINE_XARRAY(hits_blocks);
-static DEFINE_MUTEX(hits_lock);
 
+struct hits_block {
+	unsigned long __percpu	*counts;
+	unsigned long		used[BITS_TO_LONGS(HITS_PER_BLOCK)];
+};
+
+static DEFINE_XARRAY(hits_blocks);	/* block number -> hits_block */
+static DEFINE_MUTEX(hits_lock);		/* taking slots, adding blocks */
+static unsigned long hits_nr_blocks;	/* under hits_lock */
+static unsigned long hits_next;		/* the block to look in first */
+
+static struct hits_block *hits_block_add(void)
+{
+	struct hits_block *b = kzalloc(sizeof(*b), GFP_KERNEL);
+	int ret = -ENOMEM;
+
+	if (b)
+		b->counts = __alloc_percpu(HITS_PER_BLOCK * sizeof(*b->counts),
+					   sizeof(*b->counts));
+	if (b && b->counts)
+		ret = xa_err(xa_store(&hits_blocks, hits_nr_blocks, b,
+				      GFP_KERNEL));
+	if (ret) {
+		if (b)
+			free_percpu(b->counts);
+		kfree(b);
+		return ERR_PTR(ret);
+	}
+	hits_nr_blocks++;
+	return b;
+}
+
+/*
+ * A free slot: from the block that had one last time on; the earlier
+ * blocks only when the later ones are full (slots freed there meanwhile),
+ * so that registering many probes in a row does not rescan full blocks.
+ */
 static int hits_get(struct uprobe_site *s)
 {
-	unsigned long __percpu *block;
-	int id, cpu, ret = 0;
+	struct hits_block *b;
+	unsigned long i, n;
+	int slot, cpu;
 
-	id = ida_alloc(&hits_ida, GFP_KERNEL);
-	if (id < 0)
-		return id;
 	mutex_lock(&hits_lock);
-	block = (unsigned long __percpu __force *)
-		xa_load(&hits_blocks, id / HITS_PER_BLOCK);
-	if (!block) {
-		block = __alloc_percpu(HITS_PER_BLOCK * sizeof(*block),
-				       sizeof(*block));
-		ret = block ? xa_err(xa_store(&hits_blocks, id / HITS_PER_BLOCK,
-					      (void __force *)block,
-					      GFP_KERNEL)) : -ENOMEM;
-		if (ret)
-			free_percpu(block);
+	for (n = 0; n < hits_nr_blocks; n++) {
+		i = (hits_next + n) % hits_nr_blocks;
+		b = xa_load(&hits_blocks, i);
+		slot = find_first_zero_bit(b->used, HITS_PER_BLOCK);
+		if (slot < HITS_PER_BLOCK)
+			goto found;
 	}
+	i = hits_nr_blocks;
+	b = hits_block_add();
+	if (IS_ERR(b)) {
+		mutex_unlock(&hits_lock);
+		return PTR_ERR(b);
+	}
+	slot = 0;
+found:
+	set_bit(slot, b->used);
+	hits_next = i;
 	mutex_unlock(&hits_lock);
-	if (ret) {
-		ida_free(&hits_ida, id);
-		return ret;
-	}
-	s->hits = block + id % HITS_PER_BLOCK;
-	s->hits_id = id;
+	s->hits = b->counts + slot;
+	s->hits_id = i * HITS_PER_BLOCK + slot;
 	for_each_possible_cpu(cpu)
 		*per_cpu_ptr(s->hits, cpu) = 0;
 	return 0;
 }
 
+static void hits_put(struct uprobe_site *s)
+{
+	struct hits_block *b = xa_load(&hits_blocks,
+				       s->hits_id / HITS_PER_BLOCK);
+
+	clear_bit(s->hits_id % HITS_PER_BLOCK, b->used);
+}
+
 static void free_site(struct uprobe_site *s)
 {
-	/* From an SRCU callback too: ida_free() is fine in any context. */
+	/* From an SRCU callback too: see hits_put(). */
 	if (s->hits)
-		ida_free(&hits_ida, s->hits_id);
+		hits_put(s);
 	kfree(s);
 }
 
