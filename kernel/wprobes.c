@@ -18,10 +18,11 @@
  * costs, spent on counters nobody reads).  The hit reads the watched
  * bytes, swaps them into the probe's shadow copy to learn the old value,
  * and calls the handler with both reachable through per-CPU state.  x86
- * clears DR7 while it handles #DB, so a handler that writes the watched bytes itself raises no trap: we see
- * it by reading them again afterwards, count it as a missed hit (what
- * kprobes does with a probe hit inside a handler) and take the handler's
- * value as the shadow, so the next hit still reports a true old value.
+ * clears DR7 while it handles #DB, so a handler that writes the watched
+ * bytes itself raises no trap: we see it by reading them again afterwards,
+ * count it as a missed hit (what kprobes does with a probe hit inside a
+ * handler) and take the handler's value as the shadow, so the next hit
+ * still reports a true old value.
  *
  * The registered probes sit on wprobe_list under wprobe_mutex, which also
  * covers enabling, the module notifier, the hotplug callbacks and the

@@ -76,6 +76,21 @@ struct uprobe {
 	struct uprobe_site	*site;	/* for handles from uprobe_register() */
 };
 
+/*
+ * One probe of a batch (uprobe_register_batch()): where it goes, who
+ * consumes it, and where its handle is stored.  The caller's callback
+ * fills it in for each index.
+ */
+struct uprobe_batch_probe {
+	loff_t			offset;
+	loff_t			ref_ctr_offset;
+	struct uprobe_consumer	*uc;
+	struct uprobe		**handle;
+};
+
+typedef void (*uprobe_batch_fn)(void *ctx, unsigned int i,
+				struct uprobe_batch_probe *p);
+
 #ifdef CONFIG_UPROBES
 #include <asm/uprobes.h>
 
@@ -162,6 +177,9 @@ int uprobe_apply(struct uprobe *uprobe, struct uprobe_consumer *uc, bool add);
 void uprobe_unregister_nosync(struct uprobe *uprobe,
 			      struct uprobe_consumer *uc);
 void uprobe_unregister_sync(void);
+int uprobe_register_batch(struct inode *inode, unsigned int cnt,
+			  uprobe_batch_fn get, void *ctx);
+void uprobe_unregister_batch(unsigned int cnt, uprobe_batch_fn get, void *ctx);
 
 int register_uprobe(struct uprobe *u);
 void unregister_uprobe(struct uprobe *u);
@@ -251,6 +269,17 @@ uprobe_unregister_nosync(struct uprobe *uprobe, struct uprobe_consumer *uc)
 }
 
 static inline void uprobe_unregister_sync(void)
+{
+}
+
+static inline int uprobe_register_batch(struct inode *inode, unsigned int cnt,
+					uprobe_batch_fn get, void *ctx)
+{
+	return -ENOSYS;
+}
+
+static inline void uprobe_unregister_batch(unsigned int cnt,
+					   uprobe_batch_fn get, void *ctx)
 {
 }
 

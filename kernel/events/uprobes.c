@@ -31,7 +31,7 @@
  *
  * Locking, outermost first:
  *   uprobe_site.reg_lock		(un)registration of one site
- *   dup_mmap_sem (write)		keeps fork out while sites are (dis)armed
+ *   uprobe_dup_mmap_sem (write)		keeps fork out while sites are (dis)armed
  *   mmap_lock (write)			per process, while arming or disarming
  *   i_mmap_rwsem, uprobe_sites_lock, delayed_lock, seed_lock	leaves
  * Consumer lists are read under SRCU (handlers may sleep) and written under
@@ -79,7 +79,7 @@ DEFINE_SPINLOCK(uprobe_sites_lock);
 static seqcount_spinlock_t sites_seq =
 	SEQCNT_SPINLOCK_ZERO(sites_seq, &uprobe_sites_lock);
 DEFINE_SRCU(uprobes_srcu);
-DEFINE_STATIC_PERCPU_RWSEM(dup_mmap_sem);
+DEFINE_PERCPU_RWSEM(uprobe_dup_mmap_sem);
 
 static LIST_HEAD(delayed_refs);
 static DEFINE_MUTEX(delayed_lock);
@@ -406,7 +406,7 @@ static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 }
 
 /* The site for (inode, offset), created on first use; holds a reference. */
-static struct uprobe_site *get_or_create_site(struct inode *inode,
+struct uprobe_site *uprobe_site_get_or_create(struct inode *inode,
 					      loff_t offset,
 					      loff_t ref_ctr_offset)
 {
@@ -571,40 +571,54 @@ static void ref_ctr_mmap(struct vm_area_struct *vma)
 }
 
 /*
- * Arm @s at @vaddr of @mm; mmap_lock held.  Arming twice is harmless.  The
- * page is taken for writing at once, and the byte there read from it: a
- * breakpoint goes into the process's own copy anyway, and one page walk
- * instead of two is a sixth of registering a probe in a running process.
- * (The copy is then made even when the byte turns out to be an int3
- * already: ours, or a debugger's, whose page is a copy already.)
+ * Arm @s at @vaddr, an address in @page (mapped at @kpage) of @vma, taken
+ * for writing; mmap_lock held for writing.  Arming twice is harmless.
+ */
+int uprobe_arm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
+		       struct page *page, void *kpage, unsigned long vaddr)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	void *kaddr = kpage + offset_in_page(vaddr);
+	u8 bp = UPROBE_SWBP_INSN;
+	int ret;
+
+	if (is_swbp_insn(kaddr) || uprobe_site_optimized(s, mm, vaddr)) {
+		set_bit(MMF_HAS_UPROBES, &mm->flags);
+		return 0;
+	}
+	ret = ref_ctr_update(s, mm, 1);
+	if (ret)
+		return ret;
+	/* Set first: the int3 may be hit the moment it is written. */
+	set_bit(MMF_HAS_UPROBES, &mm->flags);
+	copy_to_user_page(vma, page, vaddr, kaddr, &bp, 1);
+	return 0;
+}
+
+/*
+ * Arm @s at @vaddr of @mm.  The page is taken for writing at once, and the
+ * byte there read from it: a breakpoint goes into the process's own copy
+ * anyway, and one page walk instead of two is a sixth of registering a
+ * probe in a running process.  (The copy is then made even when the byte
+ * turns out to be an int3 already: ours, or a debugger's, whose page is a
+ * copy already.)
  */
 static int arm_site(struct uprobe_site *s, struct mm_struct *mm,
 		    unsigned long vaddr)
 {
 	struct vm_area_struct *vma;
 	struct page *page;
-	u8 bp = UPROBE_SWBP_INSN;
-	void *kaddr;
-	int ret = 0;
+	void *kpage;
+	int ret;
 
 	page = get_user_page_vma_remote(mm, vaddr, FOLL_FORCE | FOLL_WRITE,
 					&vma);
 	if (IS_ERR(page))
 		return PTR_ERR(page);
-	kaddr = kmap_local_page(page) + offset_in_page(vaddr);
-	if (is_swbp_insn(kaddr) || uprobe_site_optimized(s, mm, vaddr)) {
-		set_bit(MMF_HAS_UPROBES, &mm->flags);
-		goto out;
-	}
-	ret = ref_ctr_update(s, mm, 1);
-	if (ret)
-		goto out;
-	/* Set first: the int3 may be hit the moment it is written. */
-	set_bit(MMF_HAS_UPROBES, &mm->flags);
-	copy_to_user_page(vma, page, vaddr, kaddr, &bp, 1);
+	kpage = kmap_local_page(page);
+	ret = uprobe_arm_in_page(s, vma, page, kpage, vaddr);
+	kunmap_local(kpage);
 	set_page_dirty_lock(page);
-out:
-	kunmap_local(kaddr - offset_in_page(vaddr));
 	put_page(page);
 	return ret;
 }
@@ -642,7 +656,7 @@ static bool same_as_cached(struct address_space *mapping, pgoff_t index,
  * zap and the fault are ordered by the page table lock, as for
  * MADV_DONTNEED.
  */
-static void restore_file_page(struct mm_struct *mm, unsigned long vaddr)
+void uprobe_restore_file_page(struct mm_struct *mm, unsigned long vaddr)
 {
 	struct vm_area_struct *vma;
 	struct page *page;
@@ -688,6 +702,23 @@ static bool site_page_shared(struct uprobe_site *s)
 	return shared;
 }
 
+/*
+ * Put @s's first byte back at @vaddr, an address in @page (mapped at
+ * @kpage) of @vma, taken for writing, if an int3 is there; mmap_lock held
+ * for writing.  Return: whether it was.
+ */
+int uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
+			  struct page *page, void *kpage, unsigned long vaddr)
+{
+	void *kaddr = kpage + offset_in_page(vaddr);
+
+	if (!is_swbp_insn(kaddr))
+		return 0;
+	copy_to_user_page(vma, page, vaddr, kaddr, &s->arch.insn[0], 1);
+	ref_ctr_update(s, vma->vm_mm, -1);
+	return 1;
+}
+
 /* Put the original byte back at @vaddr of @mm; mmap_lock held for writing. */
 static int disarm_site(struct uprobe_site *s, struct mm_struct *mm,
 		       unsigned long vaddr)
@@ -709,19 +740,14 @@ static int disarm_site(struct uprobe_site *s, struct mm_struct *mm,
 		return ret;
 	ref_ctr_update(s, mm, -1);
 	if (!site_page_shared(s))
-		restore_file_page(mm, vaddr);
+		uprobe_restore_file_page(mm, vaddr);
 	return 0;
 }
 
 /* ---- consumers ------------------------------------------------------------ */
 
-static bool consumer_wants(struct uprobe_consumer *uc, struct mm_struct *mm)
-{
-	return !uc->filter || uc->filter(uc, mm);
-}
-
 /* Does any consumer of @s want it armed in @mm? */
-static bool site_wanted(struct uprobe_site *s, struct mm_struct *mm)
+bool uprobe_site_wanted(struct uprobe_site *s, struct mm_struct *mm)
 {
 	struct uprobe_consumer *uc;
 	bool want = false;
@@ -730,7 +756,7 @@ static bool site_wanted(struct uprobe_site *s, struct mm_struct *mm)
 	idx = srcu_read_lock(&uprobes_srcu);
 	list_for_each_entry_srcu(uc, &s->consumers, cons_node,
 				 srcu_read_lock_held(&uprobes_srcu)) {
-		if (consumer_wants(uc, mm)) {
+		if (uprobe_consumer_wants(uc, mm)) {
 			want = true;
 			break;
 		}
@@ -740,18 +766,17 @@ static bool site_wanted(struct uprobe_site *s, struct mm_struct *mm)
 }
 
 /*
- * Every process mapping @s, pinned (mmget()), possibly more than once:
- * in @few (room for FEW_TARGETS) when they fit, the common case, else in
- * an array the caller kvfree()s.  Nothing may sleep under i_mmap_rwsem for
- * memory, so count first, allocate, and start over if the count grew.
+ * Every process mapping a page from @first to @last of @inode, pinned
+ * (mmget()), possibly more than once: in @few (room for FEW_TARGETS) when
+ * they fit, the common case, else in an array the caller kvfree()s.
+ * Nothing may sleep under i_mmap_rwsem for memory, so count first,
+ * allocate, and start over if the count grew.
  */
-#define FEW_TARGETS	4
-
-static struct mm_struct **collect_targets(struct uprobe_site *s, int *nr,
-					  struct mm_struct **few)
+struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
+				      pgoff_t last, int *nr,
+				      struct mm_struct **few)
 {
-	struct address_space *mapping = s->inode->i_mapping;
-	pgoff_t pgoff = s->offset >> PAGE_SHIFT;
+	struct address_space *mapping = inode->i_mapping;
 	struct vm_area_struct *vma;
 	struct mm_struct **t = few;
 	int n, cap = FEW_TARGETS, i;
@@ -759,7 +784,7 @@ static struct mm_struct **collect_targets(struct uprobe_site *s, int *nr,
 	for (;;) {
 		n = 0;
 		i_mmap_lock_read(mapping);
-		vma_interval_tree_foreach(vma, &mapping->i_mmap, pgoff, pgoff)
+		vma_interval_tree_foreach(vma, &mapping->i_mmap, first, last)
 			if (valid_vma(vma, false))
 				n++;
 		i_mmap_unlock_read(mapping);
@@ -775,7 +800,7 @@ static struct mm_struct **collect_targets(struct uprobe_site *s, int *nr,
 		}
 		n = 0;
 		i_mmap_lock_read(mapping);
-		vma_interval_tree_foreach(vma, &mapping->i_mmap, pgoff, pgoff) {
+		vma_interval_tree_foreach(vma, &mapping->i_mmap, first, last) {
 			if (!valid_vma(vma, false))
 				continue;
 			if (n == cap) {
@@ -842,11 +867,11 @@ static int apply_site_at(struct uprobe_site *s, struct mm_struct *mm,
 /*
  * Arm @s in every mapping of it in @mm if @uc wants it there (@arm), or
  * disarm it there if no consumer does; mmap_lock held for writing.  The
- * mappings are looked up here, not remembered from collect_targets():
+ * mappings are looked up here, not remembered from uprobe_collect_mms():
  * the process may have moved one (mremap) in between, and a breakpoint
  * moves with its page.  A mapping is in the file's i_mmap tree at every
  * instant of a move (the new one is linked before the old one goes), so
- * collect_targets() cannot miss a process.
+ * uprobe_collect_mms() cannot miss a process.
  * Arming stops at the first error; disarming tries them all.
  */
 static int apply_site_mm(struct uprobe_site *s, struct uprobe_consumer *uc,
@@ -857,8 +882,8 @@ static int apply_site_mm(struct uprobe_site *s, struct uprobe_consumer *uc,
 	struct vm_area_struct *vma;
 	int n, i, ret, err = 0;
 
-	if (arm ? !consumer_wants(uc, mm) :
-		  !test_bit(MMF_HAS_UPROBES, &mm->flags) || site_wanted(s, mm))
+	if (arm ? !uprobe_consumer_wants(uc, mm) :
+		  !test_bit(MMF_HAS_UPROBES, &mm->flags) || uprobe_site_wanted(s, mm))
 		return 0;
 	n = site_vaddrs(s, mm, vaddrs);
 	for (i = 0; i < n && !(arm && err); i++) {
@@ -887,13 +912,14 @@ static int apply_site_mm(struct uprobe_site *s, struct uprobe_consumer *uc,
 static int apply_site(struct uprobe_site *s, struct uprobe_consumer *uc,
 		      bool arm)
 {
+	pgoff_t pgoff = s->offset >> PAGE_SHIFT;
 	struct mm_struct *few[FEW_TARGETS], **t;
 	int n, i, err = 0;
 
-	percpu_down_write(&dup_mmap_sem);
-	t = collect_targets(s, &n, few);
+	percpu_down_write(&uprobe_dup_mmap_sem);
+	t = uprobe_collect_mms(s->inode, pgoff, pgoff, &n, few);
 	if (IS_ERR(t)) {
-		percpu_up_write(&dup_mmap_sem);
+		percpu_up_write(&uprobe_dup_mmap_sem);
 		return PTR_ERR(t);
 	}
 	for (i = 0; i < n; i++) {
@@ -910,7 +936,7 @@ static int apply_site(struct uprobe_site *s, struct uprobe_consumer *uc,
 	}
 	if (t != few)
 		kvfree(t);
-	percpu_up_write(&dup_mmap_sem);
+	percpu_up_write(&uprobe_dup_mmap_sem);
 	return err;
 }
 
@@ -933,7 +959,7 @@ static void disarm_or_keep(struct uprobe_site *s)
 	}
 }
 
-static bool is_consumer(struct uprobe_site *s, struct uprobe_consumer *uc)
+bool uprobe_is_consumer(struct uprobe_site *s, struct uprobe_consumer *uc)
 {
 	struct uprobe_consumer *c;
 
@@ -941,6 +967,22 @@ static bool is_consumer(struct uprobe_site *s, struct uprobe_consumer *uc)
 		if (c == uc)
 			return true;
 	return false;
+}
+
+/* What uprobe_register() refuses before looking at the instruction. */
+int uprobe_check_probe(struct inode *inode, loff_t offset,
+		       loff_t ref_ctr_offset, struct uprobe_consumer *uc)
+{
+	if (!uc->handler && !uc->ret_handler)
+		return -EINVAL;
+	if (!inode->i_mapping->a_ops->read_folio &&
+	    !shmem_mapping(inode->i_mapping))
+		return -EIO;
+	if (offset < 0 || offset > i_size_read(inode))
+		return -EINVAL;
+	if (ref_ctr_offset < 0 || !IS_ALIGNED(ref_ctr_offset, sizeof(short)))
+		return -EINVAL;
+	return 0;
 }
 
 /**
@@ -971,17 +1013,10 @@ struct uprobe *uprobe_register(struct inode *inode, loff_t offset,
 	int ret;
 
 	might_sleep();
-	if (!uc->handler && !uc->ret_handler)
-		return ERR_PTR(-EINVAL);
-	if (!inode->i_mapping->a_ops->read_folio &&
-	    !shmem_mapping(inode->i_mapping))
-		return ERR_PTR(-EIO);
-	if (offset < 0 || offset > i_size_read(inode))
-		return ERR_PTR(-EINVAL);
-	if (ref_ctr_offset < 0 || !IS_ALIGNED(ref_ctr_offset, sizeof(short)))
-		return ERR_PTR(-EINVAL);
-
-	s = get_or_create_site(inode, offset, ref_ctr_offset);
+	ret = uprobe_check_probe(inode, offset, ref_ctr_offset, uc);
+	if (ret)
+		return ERR_PTR(ret);
+	s = uprobe_site_get_or_create(inode, offset, ref_ctr_offset);
 	if (IS_ERR(s))
 		return ERR_CAST(s);
 
@@ -1021,7 +1056,7 @@ int uprobe_apply(struct uprobe *uprobe, struct uprobe_consumer *uc, bool add)
 	int ret = -ENOENT;
 
 	mutex_lock(&s->reg_lock);
-	if (is_consumer(s, uc))
+	if (uprobe_is_consumer(s, uc))
 		ret = apply_site(s, add ? uc : NULL, add);
 	mutex_unlock(&s->reg_lock);
 	return ret;
@@ -1042,7 +1077,7 @@ void uprobe_unregister_nosync(struct uprobe *uprobe, struct uprobe_consumer *uc)
 	bool found;
 
 	mutex_lock(&s->reg_lock);
-	found = is_consumer(s, uc);
+	found = uprobe_is_consumer(s, uc);
 	if (found) {
 		list_del_rcu(&uc->cons_node);
 		disarm_or_keep(s);
@@ -1104,7 +1139,7 @@ int uprobe_mmap(struct vm_area_struct *vma)
 		spin_unlock(&uprobe_sites_lock);
 		if (!s)
 			break;
-		if (site_wanted(s, mm))
+		if (uprobe_site_wanted(s, mm))
 			arm_site(s, mm, offset_vaddr(vma, s->offset));
 		off = s->offset + 1;
 		uprobe_site_put(s);
@@ -1132,12 +1167,12 @@ void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 /* fork: arming and fork exclude each other, see apply_site(). */
 void uprobe_start_dup_mmap(void)
 {
-	percpu_down_read(&dup_mmap_sem);
+	percpu_down_read(&uprobe_dup_mmap_sem);
 }
 
 void uprobe_end_dup_mmap(void)
 {
-	percpu_up_read(&dup_mmap_sem);
+	percpu_up_read(&uprobe_dup_mmap_sem);
 }
 
 /*
@@ -1484,7 +1519,7 @@ void uprobe_handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 		mutex_lock(&s->reg_lock);
 		mmap_write_lock(mm);
 		vma = vma_lookup(mm, bp_vaddr);
-		if (vma_has_site(vma, s, bp_vaddr, false) && !site_wanted(s, mm))
+		if (vma_has_site(vma, s, bp_vaddr, false) && !uprobe_site_wanted(s, mm))
 			disarm_site(s, mm, bp_vaddr);
 		mmap_write_unlock(mm);
 		mutex_unlock(&s->reg_lock);

@@ -11,6 +11,7 @@
 #define _KERNEL_EVENTS_UPROBES_INTERNAL_H
 
 #include <linux/mm.h>
+#include <linux/percpu-rwsem.h>
 #include <linux/rbtree.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
@@ -118,8 +119,35 @@ static inline bool in_uprobe_handler(void)
 	return current->utask && current->utask->in_handler;
 }
 
+/* Taken for writing while sites are armed or disarmed: fork waits. */
+extern struct percpu_rw_semaphore uprobe_dup_mmap_sem;
+
+static inline bool uprobe_consumer_wants(struct uprobe_consumer *uc,
+					 struct mm_struct *mm)
+{
+	return !uc->filter || uc->filter(uc, mm);
+}
+
+/* Room for the processes of a file on the stack: see uprobe_collect_mms(). */
+#define FEW_TARGETS	4
+
+int uprobe_check_probe(struct inode *inode, loff_t offset,
+		       loff_t ref_ctr_offset, struct uprobe_consumer *uc);
+struct uprobe_site *uprobe_site_get_or_create(struct inode *inode,
+					      loff_t offset,
+					      loff_t ref_ctr_offset);
 struct uprobe_site *uprobe_site_find(struct inode *inode, loff_t offset);
 void uprobe_site_put(struct uprobe_site *s);
+bool uprobe_site_wanted(struct uprobe_site *s, struct mm_struct *mm);
+bool uprobe_is_consumer(struct uprobe_site *s, struct uprobe_consumer *uc);
+struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
+				      pgoff_t last, int *nr,
+				      struct mm_struct **few);
+int uprobe_arm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
+		       struct page *page, void *kpage, unsigned long vaddr);
+int uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
+			  struct page *page, void *kpage, unsigned long vaddr);
+void uprobe_restore_file_page(struct mm_struct *mm, unsigned long vaddr);
 unsigned long uprobe_site_hits(struct uprobe_site *s);
 int uprobe_access_mm(struct mm_struct *mm, unsigned long vaddr, void *buf,
 		     int len, bool write);

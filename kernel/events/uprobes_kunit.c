@@ -22,6 +22,8 @@
 #include <asm/insn.h>
 #include <asm/unistd.h>
 
+#include "uprobes_internal.h"
+
 struct insn_case {
 	const char	*what;
 	u8		bytes[MAX_UINSN_BYTES];
@@ -664,6 +666,86 @@ static void up_test_register_errors(struct kunit *test)
 	fput(f);
 }
 
+struct batch_test {
+	loff_t			offset[4];
+	loff_t			ref_ctr;
+	struct uprobe_consumer	uc[4];
+	struct uprobe		*handle[4];
+};
+
+static void batch_test_get(void *ctx, unsigned int i,
+			   struct uprobe_batch_probe *p)
+{
+	struct batch_test *b = ctx;
+
+	p->offset = b->offset[i];
+	p->ref_ctr_offset = b->ref_ctr;
+	p->uc = &b->uc[i];
+	p->handle = &b->handle[i];
+}
+
+/* How many of @b's first @n offsets have a site. */
+static int batch_sites(struct inode *inode, struct batch_test *b, int n)
+{
+	struct uprobe_site *s;
+	int i, found = 0;
+
+	for (i = 0; i < n; i++) {
+		s = uprobe_site_find(inode, b->offset[i]);
+		if (s) {
+			found++;
+			uprobe_site_put(s);
+		}
+	}
+	return found;
+}
+
+static void up_test_batch(struct kunit *test)
+{
+	/* nop, mov, ret, and the nop again (a second consumer there) */
+	struct batch_test good = { .offset = { 0, 4, 7, 0 } };
+	/* the int3 at 1 fails the batch after the site at 0 was made */
+	struct batch_test bad = { .offset = { 0, 1, 4 } };
+	struct uprobe_consumer uc = { .handler = dummy_handler };
+	struct file *f = code_file(test);
+	struct inode *inode = file_inode(f);
+	struct uprobe *u;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		good.uc[i].handler = dummy_handler;
+		bad.uc[i].handler = dummy_handler;
+	}
+	KUNIT_EXPECT_EQ(test, uprobe_register_batch(inode, 0, batch_test_get, &good), 0);
+	KUNIT_EXPECT_EQ(test, uprobe_register_batch(inode, 3, batch_test_get, &bad),
+			-ENOTSUPP);
+	KUNIT_EXPECT_EQ(test, batch_sites(inode, &bad, 3), 0);
+	KUNIT_EXPECT_NULL(test, bad.handle[0]);
+
+	KUNIT_ASSERT_EQ(test, uprobe_register_batch(inode, 4, batch_test_get, &good), 0);
+	KUNIT_EXPECT_EQ(test, batch_sites(inode, &good, 4), 4);
+	KUNIT_EXPECT_PTR_EQ(test, good.handle[0], good.handle[3]);
+	KUNIT_EXPECT_PTR_NE(test, good.handle[0], good.handle[1]);
+	/* The same probes as one by one: a third consumer at 4 shares it. */
+	u = uprobe_register(inode, 4, 0, &uc);
+	KUNIT_EXPECT_PTR_EQ(test, u, good.handle[1]);
+	/* A semaphore other than the sites' fails it; they stay as they were. */
+	bad.offset[1] = 7;
+	bad.ref_ctr = 0x100;
+	KUNIT_EXPECT_EQ(test, uprobe_register_batch(inode, 3, batch_test_get, &bad),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, batch_sites(inode, &good, 4), 4);
+
+	uprobe_unregister_batch(4, batch_test_get, &good);
+	/* Only the site with a consumer of its own is left. */
+	KUNIT_EXPECT_EQ(test, batch_sites(inode, &good, 4), 1);
+	if (!IS_ERR(u))
+		uprobe_unregister_nosync(u, &uc);
+	uprobe_unregister_sync();
+	KUNIT_EXPECT_EQ(test, batch_sites(inode, &good, 4), 0);
+	fput(f);
+}
+
 static void seed_handler(struct uprobe *u, struct pt_regs *regs)
 {
 }
@@ -699,6 +781,7 @@ static struct kunit_case uprobes_cases[] = {
 	KUNIT_CASE(up_test_stub),
 	KUNIT_CASE(up_test_boost),
 	KUNIT_CASE(up_test_register_errors),
+	KUNIT_CASE(up_test_batch),
 	KUNIT_CASE(up_test_seed_errors),
 	{}
 };

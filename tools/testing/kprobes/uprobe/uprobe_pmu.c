@@ -41,8 +41,7 @@
 #define KP_TAP_WHAT "uprobe pmu"
 #include "../lib/kp_user.h"
 #include "../lib/kp_bpf.h"
-
-#define PMU_DIR "/sys/bus/event_source/devices/uprobe"
+#include "../lib/kp_uprobe.h"
 
 __attribute__((noinline)) long target_fn(long x)
 {
@@ -59,36 +58,9 @@ __attribute__((noinline)) long target_fn2(long x)
 static char exe[4096];
 static unsigned long fn_off;
 
-static int pmu_value(const char *file, const char *prefix)
-{
-	char path[256], buf[64];
-	FILE *f;
-	int v = -1;
-
-	snprintf(path, sizeof(path), PMU_DIR "/%s", file);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f) && !strncmp(buf, prefix, strlen(prefix)))
-		v = atoi(buf + strlen(prefix));
-	fclose(f);
-	return v;
-}
-
 static int open_uprobe(int type, int ret_bit, const char *path, int retprobe)
 {
-	struct perf_event_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = type;
-	attr.config = retprobe ? 1ULL << ret_bit : 0;
-	attr.uprobe_path = (uint64_t)(uintptr_t)path;
-	attr.probe_offset = fn_off;
-	attr.disabled = 1;
-	attr.sample_period = 1;
-	attr.exclude_kernel = 1;
-	return syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	return open_uprobe_at(type, ret_bit, path, fn_off, retprobe, 0);
 }
 
 static long calls(int n)
@@ -101,63 +73,7 @@ static long calls(int n)
 	return r;
 }
 
-static uint64_t count_of(int fd)
-{
-	uint64_t v = ~0ULL;
-
-	if (read(fd, &v, sizeof(v)) != sizeof(v))
-		return ~0ULL;
-	return v;
-}
-
 /* ---- BPF ---- */
-
-#define I(c, d, s, o, k) ((struct bpf_insn){ .code = (c), .dst_reg = (d), \
-			  .src_reg = (s), .off = (o), .imm = (k) })
-
-/* Count the run, remember bpf_get_func_ip() and ctx->ax in map[0]. */
-static int load_prog(int map_fd, int attach_type)
-{
-	struct bpf_insn p[] = {
-		I(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0),
-		I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_func_ip),
-		I(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_7, BPF_REG_0, 0, 0),
-		I(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_8, BPF_REG_6, 80, 0), /* ax */
-		I(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),
-		I(BPF_LD | BPF_IMM | BPF_DW, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd),
-		I(0, 0, 0, 0, 0),
-		I(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
-		I(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4),
-		I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
-		I(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 4, 0),
-		I(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, 1),
-		I(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_0, BPF_REG_1,
-		  offsetof(struct seen, count), BPF_ADD),
-		I(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_7,
-		  offsetof(struct seen, func_ip), 0),
-		I(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_8,
-		  offsetof(struct seen, ax), 0),
-		I(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
-		I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
-	};
-	static char log[65536];
-	union bpf_attr attr;
-	int fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_KPROBE;
-	attr.expected_attach_type = attach_type;
-	attr.insn_cnt = sizeof(p) / sizeof(p[0]);
-	attr.insns = (uint64_t)(uintptr_t)p;
-	attr.license = (uint64_t)(uintptr_t)"GPL";
-	attr.log_buf = (uint64_t)(uintptr_t)log;
-	attr.log_size = sizeof(log);
-	attr.log_level = 1;
-	fd = sys_bpf(BPF_PROG_LOAD, &attr);
-	if (fd < 0)
-		printf("# BPF_PROG_LOAD: %s\n# %.2000s\n", strerror(errno), log);
-	return fd;
-}
 
 static void bpf_case(int type, int ret_bit, int retprobe, int n)
 {
@@ -192,22 +108,10 @@ static void bpf_case(int type, int ret_bit, int retprobe, int n)
 	close(map_fd);
 }
 
-/* The userspace headers may predate uprobe_multi links: our own copy. */
-#define UPROBE_MULTI_ATTACH	48	/* BPF_TRACE_UPROBE_MULTI */
-#define UPROBE_MULTI_RETURN	1	/* BPF_F_UPROBE_MULTI_RETURN */
-
-struct uprobe_multi_link_attr {		/* bpf_attr.link_create */
-	uint32_t prog_fd, target_fd, attach_type, flags;
-	uint64_t path, offsets, ref_ctr_offsets, cookies;
-	uint32_t cnt, multi_flags, pid;
-	uint8_t pad[128 - 60];
-};
-
 static void multi_case(int retprobe, int n)
 {
 	const char *what = retprobe ? "uprobe_multi return" : "uprobe_multi entry";
 	uint64_t offs[2] = { fn_off, self_file_offset((void *)target_fn2) };
-	struct uprobe_multi_link_attr attr;
 	int map_fd = create_map(), prog_fd, link, i;
 	struct seen s;
 	pid_t child;
@@ -216,15 +120,7 @@ static void multi_case(int retprobe, int n)
 	result(prog_fd >= 0, "%s: the program loads", what);
 	if (prog_fd < 0)
 		return;
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_fd = prog_fd;
-	attr.attach_type = UPROBE_MULTI_ATTACH;
-	attr.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0;
-	attr.path = (uint64_t)(uintptr_t)exe;
-	attr.offsets = (uint64_t)(uintptr_t)offs;
-	attr.cnt = 2;
-	attr.pid = getpid();
-	link = syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	link = uprobe_multi_link(prog_fd, exe, offs, NULL, 2, retprobe, getpid());
 	result(link >= 0, "%s: link on target_fn and target_fn2 (%s)", what,
 	       link >= 0 ? "ok" : strerror(errno));
 	if (link < 0)
