@@ -317,30 +317,70 @@ void uprobe_site_put(struct uprobe_site *s)
 	call_srcu(&uprobes_srcu, &s->rcu, free_site_rcu);
 }
 
-static void insert_site(struct uprobe_site *new)
+/*
+ * Link @new into the tree, or return the site already there for its key
+ * (one walk for both); under uprobe_sites_lock.
+ */
+static struct uprobe_site *insert_site(struct uprobe_site *new)
 {
 	struct rb_node **p = &uprobe_sites.rb_node, *parent = NULL;
 
 	while (*p) {
 		struct uprobe_site *s = rb_entry(*p, struct uprobe_site, node);
+		int c = site_cmp(new->inode, new->offset, s);
 
+		if (!c)
+			return s;
 		parent = *p;
-		if (site_cmp(new->inode, new->offset, s) < 0)
-			p = &(*p)->rb_left;
-		else
-			p = &(*p)->rb_right;
+		p = c < 0 ? &(*p)->rb_left : &(*p)->rb_right;
 	}
 	write_seqcount_begin(&sites_seq);
 	rb_link_node_rcu(&new->node, parent, p);
 	rb_insert_color(&new->node, &uprobe_sites);
 	write_seqcount_end(&sites_seq);
+	return new;
+}
+
+/*
+ * The page cache folio of @inode holding @offset, through @cur when it
+ * holds it already (a batch reads many instructions of one page), with
+ * a reference of its own.
+ */
+static struct folio *text_folio(struct inode *inode, loff_t offset,
+				struct uprobe_text_cursor *cur)
+{
+	struct address_space *mapping = inode->i_mapping;
+	pgoff_t index = offset >> PAGE_SHIFT;
+	struct folio *folio;
+
+	if (cur && cur->folio && cur->folio->mapping == mapping &&
+	    index - cur->folio->index < folio_nr_pages(cur->folio)) {
+		folio_get(cur->folio);
+		return cur->folio;
+	}
+	if (shmem_mapping(mapping))
+		folio = shmem_read_folio(mapping, index);
+	else
+		folio = read_mapping_folio(mapping, index, NULL);
+	if (cur && !IS_ERR(folio)) {
+		uprobe_text_cursor_done(cur);
+		cur->folio = folio;
+		folio_get(folio);
+	}
+	return folio;
+}
+
+void uprobe_text_cursor_done(struct uprobe_text_cursor *cur)
+{
+	if (cur->folio)
+		folio_put(cur->folio);
+	cur->folio = NULL;
 }
 
 /* Up to @len bytes of the file at @offset, zeroes past its end. */
 static int read_file_bytes(struct inode *inode, loff_t offset, u8 *buf,
-			   int len)
+			   int len, struct uprobe_text_cursor *cur)
 {
-	struct address_space *mapping = inode->i_mapping;
 	loff_t size = i_size_read(inode);
 
 	memset(buf, 0, len);
@@ -348,13 +388,8 @@ static int read_file_bytes(struct inode *inode, loff_t offset, u8 *buf,
 		unsigned int off = offset_in_page(offset);
 		int n = min_t(loff_t, min_t(int, len, PAGE_SIZE - off),
 			      size - offset);
-		struct folio *folio;
+		struct folio *folio = text_folio(inode, offset, cur);
 
-		if (shmem_mapping(mapping))
-			folio = shmem_read_folio(mapping, offset >> PAGE_SHIFT);
-		else
-			folio = read_mapping_folio(mapping,
-						   offset >> PAGE_SHIFT, NULL);
 		if (IS_ERR(folio))
 			return PTR_ERR(folio);
 		memcpy_from_folio(buf, folio, offset_in_folio(folio, offset), n);
@@ -367,7 +402,8 @@ static int read_file_bytes(struct inode *inode, loff_t offset, u8 *buf,
 }
 
 static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
-				      loff_t ref_ctr_offset)
+				      loff_t ref_ctr_offset,
+				      struct uprobe_text_cursor *cur)
 {
 	struct uprobe_site *s = kzalloc(sizeof(*s), GFP_KERNEL);
 	int ret;
@@ -390,7 +426,7 @@ static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 	 * Analyse now, from the page cache, so that a bad address fails the
 	 * registration rather than some later mmap.
 	 */
-	ret = read_file_bytes(inode, offset, s->arch.insn, MAX_UINSN_BYTES);
+	ret = read_file_bytes(inode, offset, s->arch.insn, MAX_UINSN_BYTES, cur);
 	if (!ret)
 		ret = arch_uprobe_analyze_insn(&s->arch, NULL, 0);
 	if (ret) {
@@ -405,29 +441,29 @@ static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 	return s;
 }
 
-/* The site for (inode, offset), created on first use; holds a reference. */
+/*
+ * The site for (inode, offset), created on first use; holds a reference.
+ * @cur, when not NULL, keeps the page cache folio it read from for the
+ * next call (uprobe_text_cursor_done() releases it).
+ */
 struct uprobe_site *uprobe_site_get_or_create(struct inode *inode,
 					      loff_t offset,
-					      loff_t ref_ctr_offset)
+					      loff_t ref_ctr_offset,
+					      struct uprobe_text_cursor *cur)
 {
 	struct uprobe_site *s, *new;
 
 	s = uprobe_site_find(inode, offset);
 	if (!s) {
-		new = alloc_site(inode, offset, ref_ctr_offset);
+		new = alloc_site(inode, offset, ref_ctr_offset, cur);
 		if (IS_ERR(new))
 			return new;
 		spin_lock(&uprobe_sites_lock);
-		s = site_ceil(inode, offset);
-		if (s && !site_cmp(inode, offset, s)) {
+		s = insert_site(new);
+		if (s != new)
 			get_site(s);
-		} else {
-			insert_site(new);
-			s = new;
-			new = NULL;
-		}
 		spin_unlock(&uprobe_sites_lock);
-		if (new) {
+		if (s != new) {
 			iput(new->inode);
 			free_site(new);
 		}
@@ -1016,7 +1052,7 @@ struct uprobe *uprobe_register(struct inode *inode, loff_t offset,
 	ret = uprobe_check_probe(inode, offset, ref_ctr_offset, uc);
 	if (ret)
 		return ERR_PTR(ret);
-	s = uprobe_site_get_or_create(inode, offset, ref_ctr_offset);
+	s = uprobe_site_get_or_create(inode, offset, ref_ctr_offset, NULL);
 	if (IS_ERR(s))
 		return ERR_CAST(s);
 

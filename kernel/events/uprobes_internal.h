@@ -131,11 +131,18 @@ static inline bool uprobe_consumer_wants(struct uprobe_consumer *uc,
 /* Room for the processes of a file on the stack: see uprobe_collect_mms(). */
 #define FEW_TARGETS	4
 
+/* The page cache folio the last instruction was read from, kept. */
+struct uprobe_text_cursor {
+	struct folio	*folio;
+};
+
 int uprobe_check_probe(struct inode *inode, loff_t offset,
 		       loff_t ref_ctr_offset, struct uprobe_consumer *uc);
 struct uprobe_site *uprobe_site_get_or_create(struct inode *inode,
 					      loff_t offset,
-					      loff_t ref_ctr_offset);
+					      loff_t ref_ctr_offset,
+					      struct uprobe_text_cursor *cur);
+void uprobe_text_cursor_done(struct uprobe_text_cursor *cur);
 struct uprobe_site *uprobe_site_find(struct inode *inode, loff_t offset);
 void uprobe_site_put(struct uprobe_site *s);
 bool uprobe_site_wanted(struct uprobe_site *s, struct mm_struct *mm);
