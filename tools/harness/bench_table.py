@@ -98,6 +98,8 @@ def rows():
         yield key, "wall", "hit cost: " + what, "ns (wall)"
     yield "umulti.scale", "multi", "uprobe hits/s, 2 threads on 2 vCPUs " \
         "over 1 thread (multi-threaded TCG)", "x"
+    yield "umulti.scale_nop5", "multi", "the same, probe on a 5-byte nop " \
+        "(optimized where the kernel can: no trap)", "x"
     for key, what in HITS:
         yield key, "testcfg", "hit cost, test config: " + what, "insn"
 

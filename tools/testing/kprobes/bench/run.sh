@@ -171,18 +171,24 @@ if want ulife; then
 	done
 fi
 # Hits per second of two threads on two vCPUs over one thread's, one probe.
-# scaling MEASURE N: N calls of "push" by one thread, then by each of two.
+# scaling MEASURE CASE N: N calls of CASE by one thread, then by each of two.
 scaling() {
-	t1=$($ubin threads push "$2" 1 | cut -d' ' -f5)
-	t2=$($ubin threads push "$2" 2 | cut -d' ' -f5)
+	t1=$($ubin threads "$2" "$3" 1 | cut -d' ' -f5)
+	t2=$($ubin threads "$2" "$3" 2 | cut -d' ' -f5)
 	echo "kpbench: $1 $(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", 2 * a / b }') x (1 thread $t1 ns, 2 threads $t2 ns)"
 }
 if want umulti; then
 	# The same loop unprobed (20 times as many calls, as they are cheap):
 	# how far two vCPUs scale on this host at all.
-	scaling umulti.unprobed $((un * 20))
+	scaling umulti.unprobed push $((un * 20))
 	uprobe_on push 0
-	scaling umulti.scale "$un"
+	scaling umulti.scale push "$un"
+	rmmod upbench
+	# The same on an optimized site: entered by a system call, no trap.
+	# (QEMU delivers every guest exception, an int3 too, under its global
+	# lock, so int3 hits of two vCPU threads take turns there.)
+	uprobe_on nop5 0
+	scaling umulti.scale_nop5 nop5 "$un"
 	rmmod upbench
 fi
 echo "kpbench: end"
