@@ -101,14 +101,22 @@ drop_owned_upstream() {
 }
 
 apply_entry() {
-	local n=$1 p h f
+	local n=$1 p h f applied
 	while read -r p; do
 		[ -n "$p" ] || continue
 		case "$p" in
 		patch:*)
 			h=$harness/patches/${p#patch:}
 			# The hunk's own description is not part of the commit.
-			patch -d "$work" -p1 --quiet --forward < "$h" ;;
+			# Exactly, or patch(1) leaves *.orig files that would
+			# land in the commit: a hunk with an offset or fuzz was
+			# written for another tree and is to be regenerated.
+			applied=$(patch -d "$work" -p1 --forward \
+				--no-backup-if-mismatch < "$h") ||
+				die "${p#patch:} does not apply"
+			if grep -qE 'offset|fuzz' <<<"$applied"; then
+				die "${p#patch:} applies only with an offset or fuzz: regenerate it"
+			fi ;;
 		*)	for f in $(ours | grep -E "^$p(/|$)"); do
 				mkdir -p "$work/$(dirname "$f")"
 				cp "$top/$f" "$work/$f"
