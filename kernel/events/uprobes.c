@@ -31,7 +31,7 @@
  *
  * Locking, outermost first:
  *   uprobe_site.reg_lock		(un)registration of one site
- *   uprobe_dup_mmap_sem (write)		keeps fork out while sites are (dis)armed
+ *   uprobe_dup_mmap_sem (write)	keeps fork out while sites are (dis)armed
  *   mmap_lock (write)			per process, while arming or disarming
  *   i_mmap_rwsem, uprobe_sites_lock, delayed_lock, seed_lock	leaves
  * Consumer lists are read under SRCU (handlers may sleep) and written under
@@ -741,18 +741,17 @@ static bool site_page_shared(struct uprobe_site *s)
 /*
  * Put @s's first byte back at @vaddr, an address in @page (mapped at
  * @kpage) of @vma, taken for writing, if an int3 is there; mmap_lock held
- * for writing.  Return: whether it was.
+ * for writing.
  */
-int uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
-			  struct page *page, void *kpage, unsigned long vaddr)
+void uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
+			   struct page *page, void *kpage, unsigned long vaddr)
 {
 	void *kaddr = kpage + offset_in_page(vaddr);
 
 	if (!is_swbp_insn(kaddr))
-		return 0;
+		return;
 	copy_to_user_page(vma, page, vaddr, kaddr, &s->arch.insn[0], 1);
 	ref_ctr_update(s, vma->vm_mm, -1);
-	return 1;
 }
 
 /* Put the original byte back at @vaddr of @mm; mmap_lock held for writing. */

@@ -124,52 +124,41 @@ static int arm_page(struct batch_entry *e, unsigned int n,
 }
 
 /*
- * Does the page of @mm at @vaddr hold an int3 where an entry to drop is?
- * Read first: a page without one may still be the file's, and taking it
- * for writing would copy it for nothing.
+ * Look at (or, @write, put back) the first bytes of the entries to drop in
+ * the page of @mm at @vaddr.  Looked at first, with the page taken for
+ * reading: a page without such an int3 may still be the file's, and
+ * taking it for writing would copy it for nothing.  Return: whether one
+ * holds an int3 (looking), 0 (writing), or an error.
  */
-static int page_has_drops(struct batch_entry *e, unsigned int n,
-			  struct mm_struct *mm, unsigned long vaddr)
+static int drops_in_page(struct batch_entry *e, unsigned int n,
+			 struct mm_struct *mm, unsigned long vaddr, bool write)
 {
+	unsigned int flags = FOLL_FORCE | (write ? FOLL_WRITE : 0);
 	struct vm_area_struct *vma;
 	struct page *page;
 	unsigned int i;
 	void *kpage;
 	int found = 0;
 
-	page = get_user_page_vma_remote(mm, vaddr, FOLL_FORCE, &vma);
+	page = get_user_page_vma_remote(mm, vaddr, flags, &vma);
 	if (IS_ERR(page))
 		return PTR_ERR(page);
 	kpage = kmap_local_page(page);
-	for (i = 0; i < n && !found; i++)
-		found = e[i].drop &&
-			is_swbp_insn(kpage + offset_in_page(e[i].s->offset));
+	for (i = 0; i < n && !found; i++) {
+		unsigned long at = entry_vaddr(&e[i], vaddr);
+
+		if (!e[i].drop)
+			continue;
+		if (write)
+			uprobe_disarm_in_page(e[i].s, vma, page, kpage, at);
+		else
+			found = is_swbp_insn(kpage + offset_in_page(at));
+	}
 	kunmap_local(kpage);
+	if (write)
+		set_page_dirty_lock(page);
 	put_page(page);
 	return found;
-}
-
-static int disarm_drops(struct batch_entry *e, unsigned int n,
-			struct mm_struct *mm, unsigned long vaddr)
-{
-	struct vm_area_struct *vma;
-	struct page *page;
-	unsigned int i;
-	void *kpage;
-
-	page = get_user_page_vma_remote(mm, vaddr, FOLL_FORCE | FOLL_WRITE,
-					&vma);
-	if (IS_ERR(page))
-		return PTR_ERR(page);
-	kpage = kmap_local_page(page);
-	for (i = 0; i < n; i++)
-		if (e[i].drop)
-			uprobe_disarm_in_page(e[i].s, vma, page, kpage,
-					      entry_vaddr(&e[i], vaddr));
-	kunmap_local(kpage);
-	set_page_dirty_lock(page);
-	put_page(page);
-	return 0;
 }
 
 /*
@@ -197,9 +186,9 @@ static int disarm_page(struct batch_entry *e, unsigned int n,
 	if (!drops)
 		return 0;
 	if (!ret)
-		ret = page_has_drops(e, n, mm, vaddr);
+		ret = drops_in_page(e, n, mm, vaddr, false);
 	if (ret > 0) {
-		ret = disarm_drops(e, n, mm, vaddr);
+		ret = drops_in_page(e, n, mm, vaddr, true);
 		if (!ret)
 			uprobe_restore_file_page(mm, vaddr);
 	}

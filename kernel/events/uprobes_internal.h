@@ -152,8 +152,8 @@ struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
 				      struct mm_struct **few);
 int uprobe_arm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 		       struct page *page, void *kpage, unsigned long vaddr);
-int uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
-			  struct page *page, void *kpage, unsigned long vaddr);
+void uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
+			   struct page *page, void *kpage, unsigned long vaddr);
 void uprobe_restore_file_page(struct mm_struct *mm, unsigned long vaddr);
 unsigned long uprobe_site_hits(struct uprobe_site *s);
 int uprobe_access_mm(struct mm_struct *mm, unsigned long vaddr, void *buf,

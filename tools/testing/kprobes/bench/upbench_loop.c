@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "../lib/kp_bpf.h"
+#include "../lib/kp_uprobe.h"
 
 long ub_data = 42;
 
@@ -169,16 +170,6 @@ static int threads(const char *name, long n, int t)
 	return 0;
 }
 
-/* The userspace headers may predate uprobe_multi links: our own copy. */
-#define UPROBE_MULTI_ATTACH	48	/* BPF_TRACE_UPROBE_MULTI */
-
-struct uprobe_multi_link_attr {		/* bpf_attr.link_create */
-	uint32_t prog_fd, target_fd, attach_type, flags;
-	uint64_t path, offsets, ref_ctr_offsets, cookies;
-	uint32_t cnt, multi_flags, pid;
-	uint8_t pad[128 - 60];
-};
-
 /* "r0 = 0; exit": the cheapest program a uprobe_multi link takes. */
 static int load_empty_prog(void)
 {
@@ -200,7 +191,6 @@ static int load_empty_prog(void)
 static int multi(long n)
 {
 	static uint64_t offs[SLED];
-	struct uprobe_multi_link_attr attr;
 	unsigned long long t0, t1, t2, t3;
 	long base = file_offset((unsigned long)ub_sled), i;
 	int prog = load_empty_prog(), link;
@@ -212,14 +202,8 @@ static int multi(long n)
 	}
 	for (i = 0; i < n; i++)
 		offs[i] = base + i;
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_fd = prog;
-	attr.attach_type = UPROBE_MULTI_ATTACH;
-	attr.path = (uint64_t)(uintptr_t)"/proc/self/exe";
-	attr.offsets = (uint64_t)(uintptr_t)offs;
-	attr.cnt = n;
 	t0 = now_ns();
-	link = syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	link = uprobe_multi_link(prog, "/proc/self/exe", offs, NULL, n, 0, 0);
 	t1 = now_ns();
 	if (link < 0) {
 		fprintf(stderr, "multi: BPF_LINK_CREATE: %s\n", strerror(errno));

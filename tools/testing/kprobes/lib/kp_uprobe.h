@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the static uprobe guest programs (uprobe/uprobe_pmu.c,
- * uprobe/uprobe_multi.c) share: the perf uprobe PMU, a counting BPF
- * program, and BPF uprobe_multi links.  Include kp_user.h and kp_bpf.h
- * first.
+ * uprobe/uprobe_multi.c, bench/upbench_loop.c) share: the perf uprobe
+ * PMU, a counting BPF program, and BPF uprobe_multi links.  Include
+ * kp_bpf.h first.
  */
 #ifndef KP_UPROBE_H
 #define KP_UPROBE_H
