@@ -1276,12 +1276,26 @@ static void cache_ri(struct uprobe_task *utask, struct return_instance *ri)
 	utask->ri_cached++;
 }
 
-static void free_ri(struct uprobe_task *utask, struct return_instance *ri)
+/* Take the newest pending return off the thread's list. */
+static struct return_instance *pop_ri(struct uprobe_task *utask)
 {
+	struct return_instance *ri = utask->return_instances;
+
 	utask->return_instances = ri->next;
 	utask->depth--;
+	return ri;
+}
+
+/* Done with @ri, popped before. */
+static void release_ri(struct uprobe_task *utask, struct return_instance *ri)
+{
 	uprobe_site_put(ri->site);
 	cache_ri(utask, ri);
+}
+
+static void free_ri(struct uprobe_task *utask)
+{
+	release_ri(utask, pop_ri(utask));
 }
 
 /* exec and exit: the thread's pending returns and a step in progress. */
@@ -1299,7 +1313,7 @@ void uprobe_free_utask(struct task_struct *t)
 		uprobe_site_put(utask->active);
 	}
 	while (utask->return_instances)
-		free_ri(utask, utask->return_instances);
+		free_ri(utask);
 	while (utask->ri_cache)
 		kfree(alloc_ri(utask));
 	kfree(utask);
@@ -1483,15 +1497,19 @@ static void prepare_uretprobe(struct uprobe_site *s, struct pt_regs *regs,
 	       !arch_uretprobe_is_alive(utask->return_instances,
 					chained ? RP_CHECK_CHAIN_CALL :
 						  RP_CHECK_CALL, regs))
-		free_ri(utask, utask->return_instances);
+		free_ri(utask);
 	if (chained) {
-		/* A tail call from a probed function: same frame, same return. */
+		/*
+		 * A tail call from a probed function: same frame, same return.
+		 * With nothing pending, the program jumped here with the
+		 * trampoline as its return address itself: no instance, and
+		 * the return then finds nothing either (SIGILL, as upstream).
+		 */
 		if (!utask->return_instances) {
 			pr_warn_ratelimited("pid %d: return address is the trampoline but nothing is pending\n",
 					    current->pid);
 			uprobe_site_put(s);
 			cache_ri(utask, ri);
-			force_sig(SIGSEGV);
 			return;
 		}
 		orig = utask->return_instances->orig_ret_vaddr;
@@ -1517,6 +1535,8 @@ void uprobe_handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 	bool remove = true, need_ret = false;
 
 	this_cpu_inc(*s->hits);
+	/* No step is in progress: bp_vaddr tells consumers where the hit is. */
+	utask->bp_vaddr = bp_vaddr;
 	utask->auprobe = &s->arch;
 	utask->in_handler = true;
 	/* The caller's uprobes_srcu read section covers the consumers too. */
@@ -1562,59 +1582,74 @@ void uprobe_handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 	}
 }
 
+/*
+ * @ri is off the thread's list already and @regs->ip is its real return
+ * address: a stack trace taken by a handler (perf's, bpf_get_stack())
+ * then replaces the trampoline addresses left on the stack with the return
+ * addresses of the instances still pending, in order.  No auprobe either:
+ * that says "at the probed instruction" to perf's unwinder, which would
+ * then take the word at sp for the caller's return address.
+ */
 static void ret_handler_chain(struct return_instance *ri, struct pt_regs *regs)
 {
 	struct uprobe_task *utask = current->utask;
-	struct uprobe_site *s = ri->site;
 	struct uprobe_consumer *uc;
 	int idx;
 
-	utask->auprobe = &s->arch;
 	utask->in_handler = true;
 	idx = srcu_read_lock(&uprobes_srcu);
-	list_for_each_entry_srcu(uc, &s->consumers, cons_node,
+	list_for_each_entry_srcu(uc, &ri->site->consumers, cons_node,
 				 srcu_read_lock_held(&uprobes_srcu))
 		if (uc->ret_handler)
 			uc->ret_handler(uc, ri->func, regs);
 	srcu_read_unlock(&uprobes_srcu, idx);
 	utask->in_handler = false;
-	utask->auprobe = NULL;
+}
+
+/* The first instance after @ri's chain of tail calls, or NULL. */
+static struct return_instance *next_chain(struct return_instance *ri)
+{
+	while (ri->chained)
+		ri = ri->next;
+	return ri->next;
 }
 
 /*
  * A probed function returned to the trampoline; @regs are as right after
- * its ret, with ip at the trampoline.  Run the return handlers of its
- * instance (and of the instances chained to it by tail calls) and go back
- * to the real return address.
+ * its ret, with ip at the trampoline.  The newest chain of instances (an
+ * instance and those its tail calls chained to it) is the returning one
+ * unless longjmp() skipped it: that is judged by the next chain, which
+ * must still be ahead on the stack.  The returning frame itself cannot be
+ * judged by its stack pointer: "ret $n" leaves sp anywhere above it.
+ * Skipped chains are dropped without their handlers.
  */
 void uprobe_handle_trampoline(struct pt_regs *regs)
 {
 	struct uprobe_task *utask = current->utask;
-	struct return_instance *ri;
-	bool chained;
+	struct return_instance *ri, *next;
+	bool valid;
 
-	if (!utask)
-		goto bad;
-	/* Drop instances of frames that longjmp() unwound. */
-	while (utask->return_instances &&
-	       !arch_uretprobe_is_alive(utask->return_instances, RP_CHECK_RET,
-					regs))
-		free_ri(utask, utask->return_instances);
-	if (!utask->return_instances)
+	if (!utask || !utask->return_instances)
 		goto bad;
 	do {
 		ri = utask->return_instances;
-		chained = ri->chained;
+		next = next_chain(ri);
+		valid = !next || arch_uretprobe_is_alive(next, RP_CHECK_RET,
+							 regs);
 		instruction_pointer_set(regs, ri->orig_ret_vaddr);
-		ret_handler_chain(ri, regs);
-		/* A handler may have redirected it: keep what it set. */
-		free_ri(utask, ri);
-	} while (chained && utask->return_instances);
+		do {
+			ri = pop_ri(utask);
+			/* A handler may redirect ip: the last one set wins. */
+			if (valid)
+				ret_handler_chain(ri, regs);
+			release_ri(utask, ri);
+		} while (utask->return_instances != next);
+	} while (!valid);
 	return;
 bad:
 	pr_warn_ratelimited("pid %d: return through the trampoline with no return probe pending\n",
 			    current->pid);
-	force_sig(SIGSEGV);
+	force_sig(SIGILL);
 }
 
 /* Run @s's instruction from a slot: the debug trap brings us back. */

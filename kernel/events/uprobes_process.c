@@ -54,6 +54,12 @@ static int seed_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
 
 	if (!seed_filter(uc, current->mm))
 		return UPROBE_HANDLER_REMOVE;
+	/*
+	 * The site is armed wherever the process maps the file: a second
+	 * mapping of the same text is not the address asked for.
+	 */
+	if (current->utask->bp_vaddr != seed->vaddr)
+		return 0;
 	/* Ran in the trap already (uprobe_pre_sstep_notifier()). */
 	if (!seed->in_irq) {
 		atomic_long_inc(&seed->hits);
@@ -67,7 +73,7 @@ static int seed_ret_handler(struct uprobe_consumer *uc, unsigned long func,
 {
 	struct uprobe_seed *seed = container_of(uc, struct uprobe_seed, uc);
 
-	if (seed_filter(uc, current->mm))
+	if (seed_filter(uc, current->mm) && func == seed->vaddr)
 		seed->u->ret_handler(seed->u, func, regs);
 	return 0;
 }
@@ -387,14 +393,6 @@ bool uprobe_seed_trap_handlers(struct pt_regs *regs)
 	regs->ip += UPROBE_SWBP_INSN_SIZE;
 	return false;
 }
-
-/*
- * An int3 from user mode: from the x86 int3 handler directly (see
- * kprobe_int3_handler()), or DIE_INT3 through the die chain.  Interrupts
- * are off: only flag the thread, except for handlers registered to run
- * right here.  Return: 1 when the trap is ours (or may be: the thread
- * finds out on its way out), 0 when it cannot be.
- */
 
 /* debugfs uprobes/list: the per-process probes, after the sites. */
 void uprobe_seeds_show(struct seq_file *m)

@@ -252,7 +252,7 @@ static int analyze_onebyte(struct arch_uprobe *a, struct insn *insn)
 		 * stub, that would be the jump back instead of the one after
 		 * the popf.
 		 */
-		a->fixups |= UPX_NO_BOOST;
+		a->fixups |= UPX_NO_BOOST | UPX_KEEP_TF;
 		return 0;
 	case 0x90:
 		/* Not pause (f3 90), not xchg %eax,%r8d. */
@@ -615,14 +615,20 @@ int arch_uprobe_pre_xol(struct arch_uprobe *a, struct pt_regs *regs)
 	return 0;
 }
 
-static void xol_restore(struct arch_uprobe *a, struct pt_regs *regs)
+/*
+ * Undo what arch_uprobe_pre_xol() set up.  TF goes back to the thread's
+ * own, except after a popf that ran (@ran): the flags are then the ones
+ * it loaded, and the program's own single-step trap must come after the
+ * next instruction, as without the probe.
+ */
+static void xol_restore(struct arch_uprobe *a, struct pt_regs *regs, bool ran)
 {
 	struct arch_uprobe_task *at = &current->utask->autask;
 
 	current->thread.trap_nr = at->saved_trap_nr;
 	if (a->fixups & UPX_FIX_SCRATCH)
 		*reg_ptr(regs, a->scratch) = at->saved_scratch;
-	if (!at->saved_tf)
+	if (!at->saved_tf && !(ran && (a->fixups & UPX_KEEP_TF)))
 		regs->flags &= ~X86_EFLAGS_TF;
 	if (at->saved_btf)
 		set_task_blockstep(current, true);
@@ -651,13 +657,13 @@ int arch_uprobe_post_xol(struct arch_uprobe *a, struct pt_regs *regs)
 	if (a->op == UPX_STEP && a->cond && regs->ip == utask->xol_vaddr) {
 		if (!utask->autask.saved_tf)
 			return 1;
-		xol_restore(a, regs);
+		xol_restore(a, regs, true);
 		regs->ip = utask->bp_vaddr;
 		send_sigtrap(regs, 0, TRAP_BRKPT);
 		return 0;
 	}
 
-	xol_restore(a, regs);
+	xol_restore(a, regs, true);
 	if (a->fixups & UPX_FIX_IP)
 		regs->ip += delta;
 	if (a->fixups & UPX_FIX_CALL) {
@@ -675,7 +681,7 @@ int arch_uprobe_post_xol(struct arch_uprobe *a, struct pt_regs *regs)
 /* A fault or a fatal signal during the step: back to the probed address. */
 void arch_uprobe_abort_xol(struct arch_uprobe *a, struct pt_regs *regs)
 {
-	xol_restore(a, regs);
+	xol_restore(a, regs, false);
 	regs->ip = current->utask->bp_vaddr;
 }
 
@@ -765,20 +771,16 @@ unsigned long arch_uretprobe_hijack_return_addr(unsigned long tramp,
 /*
  * Is @ri's frame still live?  At a call, sp points at the new return
  * address, below every live frame (or at the same slot for a tail call
- * chained to it).  At the trampoline, sp is one word above the returning
- * frame's slot; frames below that were unwound by longjmp().
+ * chained to it).  At the trampoline, sp is above the returning frame's
+ * slot (by a word, and more after "ret $n"), and at or below the slot of
+ * every frame still to return; the core asks about those only.
  */
 bool arch_uretprobe_is_alive(struct return_instance *ri, enum rp_check ctx,
 			     struct pt_regs *regs)
 {
-	switch (ctx) {
-	case RP_CHECK_CALL:
+	if (ctx == RP_CHECK_CALL)
 		return regs->sp < ri->stack;
-	case RP_CHECK_CHAIN_CALL:
-		return regs->sp <= ri->stack;
-	default:
-		return regs->sp <= ri->stack + sizeof(long);
-	}
+	return regs->sp <= ri->stack;
 }
 
 /**

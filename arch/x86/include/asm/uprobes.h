@@ -73,6 +73,7 @@ enum uprobe_x86_op {
 #define UPX_FIX_CALL	0x02	/* the pushed return address points at the slot */
 #define UPX_FIX_SCRATCH	0x04	/* a RIP-relative operand used .scratch */
 #define UPX_NO_BOOST	0x08	/* stepped, never run from a stub (popf) */
+#define UPX_KEEP_TF	0x10	/* sets TF itself (popf): keep it after the step */
 
 struct arch_uprobe {
 	/* The instruction as in the file; perf's unwinder reads insn[0..3]. */

@@ -769,9 +769,13 @@ int arch_prepare_kprobe_site(struct kprobe_site *s)
 
 	memset(&s->arch, 0, sizeof(s->arch));
 
-	/* ftrace owns its call sites and rewrites them at will. */
+	/*
+	 * ftrace owns its call sites and rewrites them at will.  An address
+	 * on one is only ours to refuse when probes on ftrace sites are not
+	 * built; one inside the call is not an instruction boundary.
+	 */
 	if (ftrace_location(addr))
-		return -EINVAL;
+		return ftrace_location(addr) == addr ? -EINVAL : -EILSEQ;
 
 	/*
 	 * Keep text_poke_bp()'s temporary int3s out of the copy, and the
