@@ -181,6 +181,24 @@ kprobe_opcode_t *kprobe_lookup_name(const char *name, unsigned int offset)
 }
 
 /*
+ * Where a probe asked for at @offset into the function at @addr goes, and
+ * whether that is the function's entry.  Architectures whose functions
+ * start with something no probe should sit on (x86's endbr) say otherwise.
+ */
+kprobe_opcode_t *__weak arch_adjust_kprobe_addr(unsigned long addr,
+						unsigned long offset,
+						bool *on_func_entry)
+{
+	*on_func_entry = !offset;
+	return (kprobe_opcode_t *)(addr + offset);
+}
+
+int __weak arch_init_kprobes(void)
+{
+	return 0;
+}
+
+/*
  * The address a probe described by @addr or @sym, plus @offset, lands on,
  * with the architecture's say on function entries.
  */
@@ -389,9 +407,12 @@ static int kp_site_sync(struct kprobe_site *s)
 
 static struct kprobe_site *kp_site_new(kprobe_opcode_t *addr)
 {
-	struct kprobe_site *s = kzalloc(sizeof(*s), GFP_KERNEL);
+	struct kprobe_site *s;
 	int ret;
 
+	if (kprobe_ftrace_refused(addr))
+		return ERR_PTR(-EINVAL);
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&s->probes);

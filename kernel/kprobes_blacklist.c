@@ -144,6 +144,29 @@ void kprobe_blacklist_module_remove(struct module *mod)
 }
 #endif /* CONFIG_MODULES */
 
+/* The sections no architecture's kprobes may touch. */
+static bool kp_in_core_sections(unsigned long addr)
+{
+	return (addr >= (unsigned long)__kprobes_text_start &&
+		addr < (unsigned long)__kprobes_text_end) ||
+	       (addr >= (unsigned long)__noinstr_text_start &&
+		addr < (unsigned long)__noinstr_text_end);
+}
+
+/*
+ * The architecture's quick check before the list is searched; its own
+ * areas are listed by arch_populate_kprobe_blacklist().
+ */
+bool __weak arch_within_kprobe_blacklist(unsigned long addr)
+{
+	return kp_in_core_sections(addr);
+}
+
+int __weak arch_populate_kprobe_blacklist(void)
+{
+	return 0;
+}
+
 /* Add every entry it can; the first error, if any, is returned. */
 static int __init kp_blacklist_init(void)
 {
@@ -157,7 +180,13 @@ static int __init kp_blacklist_init(void)
 		if (ret < 0 && ret != -EINVAL && !err)
 			err = ret;
 	}
-	ret = arch_populate_kprobe_blacklist();
+	ret = kprobe_add_area_blacklist((unsigned long)__kprobes_text_start,
+					(unsigned long)__kprobes_text_end);
+	if (!ret)
+		ret = kprobe_add_area_blacklist((unsigned long)__noinstr_text_start,
+						(unsigned long)__noinstr_text_end);
+	if (!ret)
+		ret = arch_populate_kprobe_blacklist();
 	return err ?: ret;
 }
 

@@ -11,6 +11,7 @@
 #ifndef _KERNEL_KPROBES_INTERNAL_H
 #define _KERNEL_KPROBES_INTERNAL_H
 
+#include <linux/ftrace.h>
 #include <linux/hash.h>
 #include <linux/kprobes.h>
 #include <linux/mutex.h>
@@ -95,10 +96,24 @@ int kprobe_ftrace_rehook(struct kprobe_site *s);
 /* In a batch: queue @s's change to @want, written by the flush. */
 int kprobe_ftrace_queue(struct kprobe_site *s, bool want);
 int kprobe_ftrace_flush(bool arm);
+
+static inline bool kprobe_ftrace_refused(kprobe_opcode_t *addr)
+{
+	return false;
+}
 #else
 static inline bool kprobe_ftrace_site(kprobe_opcode_t *addr)
 {
 	return false;
+}
+
+/*
+ * Without probes on ftrace call sites, ftrace still rewrites its call
+ * sites while they may hold our breakpoint: refuse them.
+ */
+static inline bool kprobe_ftrace_refused(kprobe_opcode_t *addr)
+{
+	return ftrace_location((unsigned long)addr) == (unsigned long)addr;
 }
 
 static inline int kprobe_ftrace_arm(struct kprobe_site *s)

@@ -19,10 +19,11 @@
 
 /*
  * Slots of one size: out-of-line copies, or (with jump optimization)
- * detour buffers.  Pages are allocated near the kernel text (so that
- * RIP-relative operands and rel32 jumps reach) and mapped read-only and
- * executable; the architecture writes slots with its text patching.  Each
- * page is listed in /proc/kallsyms under the cache's name.
+ * detour buffers.  Pages come from execmem's kprobes range, near the
+ * kernel text where the architecture needs its PC-relative operands and
+ * jumps to reach, and are mapped read-only and executable; the
+ * architecture writes slots with its text patching.  Each page is listed
+ * in /proc/kallsyms under the cache's name.
  */
 struct kp_slot_cache {
 	const char		*name;
@@ -75,6 +76,15 @@ static unsigned int kp_slots_per_page(struct kp_slot_cache *c)
 	return PAGE_SIZE / c->size;
 }
 
+/*
+ * A new page of slots, before it is mapped executable: architectures with
+ * a one-word trap fill it so that anything running into an unused slot
+ * traps.
+ */
+void __weak arch_kprobe_fill_slot_page(void *page)
+{
+}
+
 static struct kp_slot_page *kp_slot_page_new(struct kp_slot_cache *c)
 {
 	struct kp_slot_page *pg = kzalloc(sizeof(*pg), GFP_KERNEL);
@@ -86,8 +96,7 @@ static struct kp_slot_page *kp_slot_page_new(struct kp_slot_cache *c)
 		kfree(pg);
 		return NULL;
 	}
-	/* Anything that jumps into an unused slot traps. */
-	memset(pg->base, INT3_INSN_OPCODE, PAGE_SIZE);
+	arch_kprobe_fill_slot_page(pg->base);
 	set_memory_rox((unsigned long)pg->base, 1);
 	list_add_rcu(&pg->list, &c->pages);
 	return pg;
@@ -212,7 +221,7 @@ NOKPROBE_SYMBOL(kp_slot_owns);
 /**
  * get_insn_slot() - take a slot for an out-of-line copy
  *
- * Return: the slot (its bytes are int3 until written), or NULL.
+ * Return: the slot (as arch_kprobe_fill_slot_page() left it), or NULL.
  */
 kprobe_opcode_t *get_insn_slot(void)
 {
@@ -250,7 +259,8 @@ NOKPROBE_SYMBOL(is_kprobe_insn_slot);
 /**
  * get_optinsn_slot() - take a slot for a detour buffer
  *
- * Return: the slot (KPROBE_OPTINSN_SLOT_SIZE bytes of int3), or NULL.
+ * Return: the slot (KPROBE_OPTINSN_SLOT_SIZE bytes, as
+ * arch_kprobe_fill_slot_page() left them when unused), or NULL.
  */
 kprobe_opcode_t *get_optinsn_slot(void)
 {

@@ -382,6 +382,25 @@ static int kp_instance_init(void *obj, void *context)
 	return 0;
 }
 
+/*
+ * Functions whose return cannot be taken over (x86: __switch_to(), which
+ * returns on another task's stack).  Most architectures have none.
+ */
+bool __weak arch_kretprobe_refused(unsigned long func)
+{
+	return false;
+}
+
+/*
+ * After the trampoline: put @correct_ret_addr where the architecture's
+ * trampoline returns from, when ip alone does not say it.
+ */
+void __weak arch_kretprobe_fixup_return(struct pt_regs *regs,
+					kprobe_opcode_t *correct_ret_addr)
+{
+}
+NOKPROBE_SYMBOL(arch_kretprobe_fixup_return);
+
 /* A return probe goes on the entry of a function that allows it. */
 static int kp_kretprobe_check_func(struct kprobe *p)
 {

@@ -438,17 +438,21 @@ bool arch_within_kprobe_blacklist(unsigned long addr)
 	return false;
 }
 
+/* int3 throughout: anything that runs into an unused slot traps. */
+void arch_kprobe_fill_slot_page(void *page)
+{
+	memset(page, INT3_INSN_OPCODE, PAGE_SIZE);
+}
+
+/* The core lists the kprobes and noinstr sections itself. */
 int __init arch_populate_kprobe_blacklist(void)
 {
-	int i, ret;
+	int ret;
 
-	for (i = 0; i < ARRAY_SIZE(kp_forbidden_text); i++) {
-		ret = kprobe_add_area_blacklist(
-			(unsigned long)kp_forbidden_text[i].start,
-			(unsigned long)kp_forbidden_text[i].end);
-		if (ret)
-			return ret;
-	}
+	ret = kprobe_add_area_blacklist((unsigned long)__entry_text_start,
+					(unsigned long)__entry_text_end);
+	if (ret)
+		return ret;
 #ifdef CONFIG_PREEMPTION
 	/*
 	 * The jump detour's callback (opt.c) and the ftrace handler end with
@@ -475,7 +479,3 @@ bool arch_kretprobe_refused(unsigned long func)
 	return func == (unsigned long)__switch_to;
 }
 
-int __init arch_init_kprobes(void)
-{
-	return 0;
-}

@@ -770,12 +770,12 @@ int arch_prepare_kprobe_site(struct kprobe_site *s)
 	memset(&s->arch, 0, sizeof(s->arch));
 
 	/*
-	 * ftrace owns its call sites and rewrites them at will.  An address
-	 * on one is only ours to refuse when probes on ftrace sites are not
-	 * built; one inside the call is not an instruction boundary.
+	 * An address on an ftrace call site is the core's (a site armed
+	 * through ftrace, or refused); one inside the call is not an
+	 * instruction boundary.
 	 */
 	if (ftrace_location(addr))
-		return ftrace_location(addr) == addr ? -EINVAL : -EILSEQ;
+		return -EILSEQ;
 
 	/*
 	 * Keep text_poke_bp()'s temporary int3s out of the copy, and the
