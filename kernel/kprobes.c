@@ -43,9 +43,12 @@ struct hlist_head kprobe_sites[1 << KP_HASH_BITS];
 bool kprobes_all_disarmed;
 static bool kprobes_ready;			/* init_kprobes() has run */
 
+/* Per-probe architectures define these in their own code, as upstream. */
+#ifndef CONFIG_KPROBES_PER_PROBE
 DEFINE_PER_CPU(struct kprobe *, current_kprobe);
-EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
 DEFINE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
+#endif
+EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
 
 struct kprobe kprobe_busy = {
 	.addr = (kprobe_opcode_t *)&kprobe_busy_begin,
@@ -508,8 +511,7 @@ static int kp_attach(struct kprobe *p, kprobe_opcode_t *addr)
 	}
 
 	p->site = s;
-	p->opcode = s->arch.opcode;
-	p->ainsn.insn = s->arch.slot;
+	arch_kprobe_site_describe(s, p);
 	if (s->ftrace)
 		p->flags |= KPROBE_FLAG_FTRACE;
 	if (p->post_handler) {
@@ -936,6 +938,10 @@ EXPORT_SYMBOL_GPL(disable_kprobes);
  * get_kprobe() - the first probe registered at an address
  * @addr: the address
  *
+ * On an architecture served per probe (CONFIG_KPROBES_PER_PROBE), the
+ * kprobe the architecture prepared for the site instead: its trap calls
+ * this and runs that kprobe's handlers, which run the site's probes.
+ *
  * Call with preemption disabled; the probe is only valid until it is
  * enabled again.  Return: the probe, or NULL.
  */
@@ -943,8 +949,12 @@ struct kprobe *get_kprobe(void *addr)
 {
 	struct kprobe_site *s = kprobe_site_lookup((unsigned long)addr);
 
-	return s ? list_first_or_null_rcu(&s->probes, struct kprobe, list) :
-		   NULL;
+	if (!s)
+		return NULL;
+	/* A per-probe architecture's trap wants the kprobe it prepared. */
+	if (IS_ENABLED(CONFIG_KPROBES_PER_PROBE))
+		return kprobe_site_arch_probe(s);
+	return list_first_or_null_rcu(&s->probes, struct kprobe, list);
 }
 NOKPROBE_SYMBOL(get_kprobe);
 

@@ -19,6 +19,18 @@
 
 #define KP_HASH_BITS	8
 
+#ifdef CONFIG_KPROBES_PER_PROBE
+static inline struct kprobe *kprobe_site_arch_probe(struct kprobe_site *s)
+{
+	return &s->arch.kp;
+}
+#else
+static inline struct kprobe *kprobe_site_arch_probe(struct kprobe_site *s)
+{
+	return NULL;
+}
+#endif
+
 struct module;
 
 /* Serialises every change to the sites; see the top of kprobes.c. */

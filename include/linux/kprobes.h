@@ -98,6 +98,30 @@ struct kprobe {
 #define KPROBE_FLAG_FTRACE		8	/* reached through ftrace */
 #define KPROBE_FLAG_ON_FUNC_ENTRY	16	/* on a function's entry */
 
+#ifdef CONFIG_KPROBES_PER_PROBE
+/*
+ * Architectures whose kprobes code is upstream's, written for one struct
+ * kprobe at a time (kernel/kprobes_per_probe.c): each site hands the
+ * architecture a kprobe of its own that stands for all the site's probes.
+ */
+struct arch_kprobe_site {
+	struct kprobe kp;
+};
+
+int arch_prepare_kprobe(struct kprobe *p);
+void arch_arm_kprobe(struct kprobe *p);
+void arch_disarm_kprobe(struct kprobe *p);
+void arch_remove_kprobe(struct kprobe *p);
+int arch_trampoline_kprobe(struct kprobe *p);
+void *alloc_insn_page(void);
+/* A hit of @p's site skipped: every probe there counts it. */
+void kprobes_inc_nmissed_count(struct kprobe *p);
+
+#ifndef KPROBE_INSN_SLOT_SIZE
+#define KPROBE_INSN_SLOT_SIZE	(MAX_INSN_SIZE * sizeof(kprobe_opcode_t))
+#endif
+#endif
+
 static inline bool kprobe_gone(struct kprobe *p)
 {
 	return p->flags & KPROBE_FLAG_GONE;
@@ -368,6 +392,8 @@ void arch_disarm_kprobe_site(struct kprobe_site *s);
  */
 void arch_arm_kprobe_sites(struct list_head *sites);
 void arch_disarm_kprobe_sites(struct list_head *sites);
+/* What @p, registered on @s, shows of the instruction (opcode, ainsn). */
+void arch_kprobe_site_describe(struct kprobe_site *s, struct kprobe *p);
 kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
 					 unsigned long offset,
 					 bool *on_func_entry);

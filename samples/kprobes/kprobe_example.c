@@ -36,8 +36,9 @@ MODULE_PARM_DESC(offset, "byte offset of the probe inside the function (default:
 
 static int sample_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	pr_info("pre_handler: hit %s+%#x at %p (%pS), regs->flags %#lx\n",
-		p->symbol_name, p->offset, p->addr, p->addr, regs->flags);
+	pr_info("pre_handler: hit %s+%#x at %p (%pS), sp %#lx\n",
+		p->symbol_name, p->offset, p->addr, p->addr,
+		kernel_stack_pointer(regs));
 
 	/*
 	 * Zero: let kprobes carry out the probed instruction and call
@@ -50,9 +51,9 @@ static int sample_pre(struct kprobe *p, struct pt_regs *regs)
 static void sample_post(struct kprobe *p, struct pt_regs *regs,
 			unsigned long flags)
 {
-	pr_info("post_handler: done with %s+%#x at %p (%pS), flags argument %#lx, regs->flags %#lx\n",
+	pr_info("post_handler: done with %s+%#x at %p (%pS), flags argument %#lx, next %pS\n",
 		p->symbol_name, p->offset, p->addr, p->addr, flags,
-		regs->flags);
+		(void *)instruction_pointer(regs));
 }
 
 static struct kprobe sample_probe = {

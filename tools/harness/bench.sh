@@ -35,7 +35,7 @@ build_side() {
 	local side=$1 bdir=$out/$1
 	KP_CONFIG_EXTRA=$src/bench.config "$h/prepare.sh" "$bdir" "$side" &&
 	say "building $side kernel (-j$jobs)" &&
-	make -C "$bdir/linux" -j"$jobs" -s bzImage modules &&
+	make -C "$bdir/linux" -j"$jobs" -s "${kp_image##*/}" modules &&
 	rm -rf "$bdir/oot/extra" && mkdir -p "$bdir/oot/extra" &&
 	rsync -a --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' "$src/" "$bdir/oot/extra/" &&
 	make -C "$bdir/linux" -s M="$bdir/oot/extra" modules &&

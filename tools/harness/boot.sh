@@ -19,13 +19,12 @@ tree=$bdir/linux
 # vCPU can run stale code across another vCPU's text patching (seen with
 # stock upstream kprobes and ftrace too), which crashes guests at random.
 # KP_TCG_THREAD=multi brings it back, for experiments.
-# SMAP on, so that the kernel's user-access rules hold in the guest (a
-# probe's detour must not run its handlers with AC set).
-qemu=(qemu-system-x86_64 -machine pc -cpu qemu64,+smap -smp 2 -m 1024
+# The machine and CPU are ARCH's (arch.sh).
+qemu=("${kp_qemu[@]}" -smp 2 -m 1024
       -accel "tcg,thread=${KP_TCG_THREAD:-single}"
-      -kernel "$tree/arch/x86/boot/bzImage" -initrd "$bdir/initramfs.cpio.gz"
+      -kernel "$tree/$kp_image" -initrd "$bdir/initramfs.cpio.gz"
       -no-reboot -display none
-      -append "console=ttyS0 kp.mode=$mode panic=-1 ${KP_CMDLINE:-}")
+      -append "console=$kp_console kp.mode=$mode panic=-1 ${KP_CMDLINE:-}")
 qemu+=(${KP_QEMU_ARGS:-})
 
 if [ "$mode" = shell ]; then

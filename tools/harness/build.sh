@@ -16,8 +16,8 @@ extra=${2:-}
 tree=$bdir/linux
 jobs=${KP_JOBS:-$(nproc)}
 
-say "building kernel in $tree (-j$jobs)"
-make -C "$tree" -j"$jobs" -s bzImage modules
+say "building kernel in $tree ($kp_arch, -j$jobs)"
+make -C "$tree" -j"$jobs" -s "${kp_image##*/}" modules
 
 # Build a directory of out-of-tree modules from a private copy, so the
 # source directory stays clean and a stale object never survives.
@@ -39,22 +39,26 @@ build_oot "$top/tools/testing/kprobes/modules" "$bdir/oot/kptest"
 say "installing the kernel's modules in $bdir/oot/modroot"
 make -C "$tree" -s INSTALL_MOD_PATH="$bdir/oot/modroot" modules_install >/dev/null
 
-# Static user-space test programs for the guest (no libc there).
+# Static user-space test programs for the guest (no libc there): those in
+# C alone for every architecture, those with x86 assembly or x86 registers
+# for x86_64 only.
 mkdir -p "$bdir/oot/bin"
-say "building tools/testing/kprobes/perf/kprobe_perf (static)"
-gcc -static -O2 -Wall -o "$bdir/oot/bin/kprobe_perf" "$top/tools/testing/kprobes/perf/kprobe_perf.c"
-say "building tools/testing/kprobes/bpf/kprobe_bpf (static)"
-gcc -static -O2 -Wall -o "$bdir/oot/bin/kprobe_bpf" "$top/tools/testing/kprobes/bpf/kprobe_bpf.c"
-say "building tools/testing/kprobes/uprobe/uprobe_target (static)"
-gcc -static -O2 -Wall -pthread -o "$bdir/oot/bin/uprobe_target" "$top/tools/testing/kprobes/uprobe/uprobe_target.c"
-say "building tools/testing/kprobes/perf/wp_coexist (static)"
-gcc -static -O2 -Wall -o "$bdir/oot/bin/wp_coexist" "$top/tools/testing/kprobes/perf/wp_coexist.c"
-say "building tools/testing/kprobes/uprobe/uprobe_pmu (static)"
-gcc -static -O2 -Wall -o "$bdir/oot/bin/uprobe_pmu" "$top/tools/testing/kprobes/uprobe/uprobe_pmu.c"
-say "building tools/testing/kprobes/uprobe/uprobe_multi (static)"
-gcc -static -O2 -Wall -pthread -o "$bdir/oot/bin/uprobe_multi" "$top/tools/testing/kprobes/uprobe/uprobe_multi.c"
-say "building tools/testing/kprobes/uprobe/uprobe_corners (static)"
-gcc -static -O2 -Wall -o "$bdir/oot/bin/uprobe_corners" "$top/tools/testing/kprobes/uprobe/uprobe_corners.c"
+prog() {
+	local src=$1 name=${1##*/}
+	shift
+	name=${name%.c}
+	say "building tools/testing/kprobes/$src ($kp_arch, static)"
+	"$kp_ucc" -static -O2 -Wall "$@" -o "$bdir/oot/bin/$name" "$top/tools/testing/kprobes/$src"
+}
+prog perf/kprobe_perf.c
+prog bpf/kprobe_bpf.c
+prog uprobe/uprobe_pmu.c
+if [ "$kp_arch" = x86_64 ]; then
+	prog uprobe/uprobe_target.c -pthread
+	prog perf/wp_coexist.c
+	prog uprobe/uprobe_multi.c -pthread
+	prog uprobe/uprobe_corners.c
+fi
 if [ -n "$extra" ]; then
 	build_oot "$(cd "$extra" && pwd)" "$bdir/oot/extra"
 fi

@@ -141,7 +141,7 @@ for p in "${patches[@]}"; do
 	configure
 	say "building after $name"
 	t=$(date +%s)
-	make -C "$tree" O="$obj" -j"$jobs" -s bzImage modules >"$check/$name.build.log" 2>&1 ||
+	make -C "$tree" O="$obj" -j"$jobs" -s "${kp_image##*/}" modules >"$check/$name.build.log" 2>&1 ||
 		{ tail -n 30 "$check/$name.build.log" >&2; die "build fails after $name"; }
 	t=$(( $(date +%s) - t ))
 	(cd "$tree" && scripts/checkpatch.pl -q --no-signoff --show-types "$p") \

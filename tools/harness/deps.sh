@@ -1,11 +1,15 @@
 #!/bin/bash
-# Install the Debian packages the harness needs, or say how to.
+# Install the Debian packages the harness needs, or say how to: the build
+# tools, and QEMU and the guest's userland or cross compilers for ARCH.
 #   deps.sh [PACKAGE...]   also these (make configs: the arm64 cross compiler)
 set -euo pipefail
 
-pkgs=(linux-source-6.12 qemu-system-x86 busybox-static bash-static
-      build-essential bc bison flex libelf-dev libssl-dev dwarves cpio
-      xz-utils kmod python3 python3-ply rsync git "$@")
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tools/harness/lib.sh"
+
+pkgs=(linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
+      dwarves cpio xz-utils kmod python3 python3-ply rsync git
+      "${kp_arch_deps[@]}" "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do

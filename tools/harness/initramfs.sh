@@ -33,15 +33,19 @@ tree_entries() {
 	done
 }
 
+# Another architecture's busybox and bash come from its Debian packages.
+[ "$kp_arch" = x86_64 ] ||
+	"$top/tools/harness/guest-root.sh" "$kp_deb_arch" "$top/build/guest-$kp_arch"
+
 {
 	for d in /dev /proc /sys /tmp /bin /sbin /usr /usr/bin /usr/sbin /root \
 		 /kptest /kptest/tests /kptest/modules /extra; do
 		echo "dir $d 755 0 0"
 	done
 	echo "nod /dev/console 600 0 0 c 5 1"
-	echo "file /bin/busybox /bin/busybox 755 0 0"
+	echo "file /bin/busybox $(kp_guest_bin busybox) 755 0 0"
 	echo "slink /bin/sh busybox 777 0 0"
-	[ -x /bin/bash-static ] && echo "file /bin/bash /bin/bash-static 755 0 0"
+	echo "file /bin/bash $(kp_guest_bin bash-static) 755 0 0"
 	echo "file /init $guest/init 755 0 0"
 	[ -f "$tests/lib.sh" ] && echo "file /kptest/lib.sh $tests/lib.sh 644 0 0"
 	for f in "$tests"/[0-9]*.sh; do

@@ -16,3 +16,6 @@ our_files() {
 		kernel arch include samples Documentation lib mm | sort -u |
 		while read -r f; do [ -f "$f" ] && echo "$f"; done)
 }
+
+# ARCH from the Makefile: kernel image, compilers, QEMU, config fragments.
+. "$top/tools/harness/arch.sh"

@@ -116,7 +116,8 @@ check_owned() {
 }
 
 configure() {
-	local frags=("$harness"/config/*.config) sum
+	local frags=("${kp_config_frags[@]}") sum
+	[ "$flavor" = ours ] && frags+=("${kp_config_ours[@]}")
 	# KP_CONFIG_FRAGS: these fragments (paths) instead of ours, for another
 	# architecture (make configs, arm64).
 	[ -n "${KP_CONFIG_FRAGS:-}" ] && frags=(${KP_CONFIG_FRAGS})

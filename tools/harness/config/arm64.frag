@@ -1,8 +1,7 @@
-# make configs: arm64, a HAVE_KPROBES architecture our core does not serve.
-# KPROBES must stay off there (it depends on X86_64), and so must UPROBES
-# and UPROBE_EVENTS (our uprobes core is x86_64 only too); everything around
-# them that includes <linux/kprobes.h> or <linux/uprobes.h> must still
-# build: perf, ftrace, BPF, modules.
+# make configs: arm64 with KPROBES, UPROBES and UPROBE_EVENTS switched off:
+# everything around them that includes <linux/kprobes.h> or
+# <linux/uprobes.h> must still build: perf, ftrace, BPF, modules.  (arm64
+# with kprobes on is make test ARCH=arm64's config.)
 CONFIG_MODULES=y
 CONFIG_MODULE_UNLOAD=y
 CONFIG_KALLSYMS=y

@@ -438,6 +438,12 @@ bool arch_within_kprobe_blacklist(unsigned long addr)
 	return false;
 }
 
+void arch_kprobe_site_describe(struct kprobe_site *s, struct kprobe *p)
+{
+	p->opcode = s->arch.opcode;
+	p->ainsn.insn = s->arch.slot;
+}
+
 /* int3 throughout: anything that runs into an unused slot traps. */
 void arch_kprobe_fill_slot_page(void *page)
 {

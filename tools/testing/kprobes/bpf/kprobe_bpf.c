@@ -54,9 +54,6 @@
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-/* x86_64 struct pt_regs: offset of ax (r15 .. r8 come first). */
-#define REGS_AX_OFF	(10 * 8)
-
 /* ---- instructions ---- */
 
 static struct bpf_insn insn(uint8_t code, int dst, int src, int off, int imm)
@@ -108,7 +105,7 @@ static int build_prog(struct bpf_insn *p, int map_fd, int pid, int override)
 	p[n++] = MOV_REG(BPF_REG_1, BPF_REG_6);
 	p[n++] = CALL(BPF_FUNC_get_func_ip);
 	p[n++] = MOV_REG(BPF_REG_7, BPF_REG_0);
-	p[n++] = LOAD64(BPF_REG_8, BPF_REG_6, REGS_AX_OFF);
+	p[n++] = LOAD64(BPF_REG_8, BPF_REG_6, REGS_RET_OFF);
 	/* r0 = map_lookup_elem(map, &(u32){0}) */
 	p[n++] = STORE32_IMM(BPF_REG_10, -4, 0);
 	p[n++] = insn(BPF_LD | BPF_IMM | BPF_DW, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd);

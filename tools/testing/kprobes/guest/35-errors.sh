@@ -21,6 +21,7 @@
 # which holds for our config (X86_KERNEL_IBT=y: endbr64; with
 # FUNCTION_TRACER it would be the 5-byte __fentry__ call).
 . /kptest/lib.sh
+x86_only "its probe targets are kp_target.ko, x86 assembly"
 
 need "$KP_LIST"
 

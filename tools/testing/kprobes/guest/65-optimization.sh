@@ -10,6 +10,7 @@
 #    not one hit is lost; then while debugfs "enabled" goes back and forth:
 #    no more hits than calls, and every call is hit again afterwards.
 . /kptest/lib.sh
+x86_only "jump optimization is x86 only"
 
 KNOB=/proc/sys/debug/kprobes-optimization
 need "$KNOB"

@@ -10,6 +10,7 @@
 #  - the other way round, the livepatch is refused while such a probe is
 #    there, and /proc/cmdline stays the original.
 . /kptest/lib.sh
+x86_only "livepatch and probes on ftrace sites are x86 only here"
 
 LP=/sys/kernel/livepatch/livepatch_sample
 PATCHED="this has been live patched"

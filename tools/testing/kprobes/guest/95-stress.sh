@@ -10,6 +10,7 @@
 # checks, and the kernel log must be clean.  "make stress" runs it alone
 # for 10 minutes.
 . /kptest/lib.sh
+x86_only "kp_stress.ko is x86 assembly"
 
 KNOB=/proc/sys/debug/kprobes-optimization
 need "$KNOB"

@@ -164,6 +164,15 @@ need() {
 	exit 1
 }
 
+# x86_only WHY: the rest of the script is about x86 code (its targets are
+# x86 assembly, or the feature is x86's alone): elsewhere, one skip line
+# that says why, and nothing else.
+x86_only() {
+	[ "$(uname -m)" = x86_64 ] && return 0
+	skip "${0##*/} on $(uname -m)" "$1"
+	exit 0
+}
+
 # show_list: the kprobes list as comment lines (after a failed check).
 show_list() {
 	diag_file "$KP_LIST" "$KP_LIST"

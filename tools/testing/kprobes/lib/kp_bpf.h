@@ -13,11 +13,23 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/*
+ * Where struct pt_regs, the programs' context, holds the return value
+ * register: x86_64's ax (r15 .. r8 come first), arm64's x0.
+ */
+#if defined(__x86_64__)
+#define REGS_RET_OFF	(10 * 8)
+#elif defined(__aarch64__)
+#define REGS_RET_OFF	0
+#else
+#error "which pt_regs word is the return value here?"
+#endif
+
 /* Map element 0, as the programs write it. */
 struct seen {
 	uint64_t count;		/* runs */
 	uint64_t func_ip;	/* bpf_get_func_ip() */
-	uint64_t ax;		/* regs->ax */
+	uint64_t ax;		/* the return value register */
 };
 
 static inline long sys_bpf(int cmd, union bpf_attr *attr)

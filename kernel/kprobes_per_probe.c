@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Probe sites on architectures whose kprobes code is upstream's, written
+ * for one struct kprobe at a time (arch_prepare_kprobe(), arch_arm_kprobe()
+ * and a trap that finds its kprobe with get_kprobe()).  Each site gives
+ * the architecture a kprobe of its own, s->arch.kp, standing for every
+ * probe registered there: the architecture decodes, arms and steps that
+ * one, and its handlers run the site's probes.  The architecture defines
+ * current_kprobe and kprobe_ctlblk itself, as upstream.
+ *
+ * What the architecture's trap sees of current_kprobe: its own kprobe
+ * before the pre handler (it sets it), the probe whose handler runs
+ * during a handler (kprobe_site_pre() sets it, for the handler's
+ * kprobe_running()), and its own kprobe again once the handler returns,
+ * since the trap goes on with it (the copy of the instruction, the
+ * reentry checks and the post handler are found through it).
+ */
+#include <linux/cpu.h>
+#include <linux/kprobes.h>
+#include <linux/memory.h>
+
+#include "kprobes_internal.h"
+
+static struct kprobe_site *kp_pp_site(struct kprobe *kp)
+{
+	return container_of(kp, struct kprobe_site, arch.kp);
+}
+
+static int kp_pp_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	int ret = kprobe_site_pre(kp_pp_site(kp), regs);
+
+	__this_cpu_write(current_kprobe, kp);
+	return ret;
+}
+NOKPROBE_SYMBOL(kp_pp_pre);
+
+static void kp_pp_post(struct kprobe *kp, struct pt_regs *regs,
+		       unsigned long flags)
+{
+	struct kprobe_site *s = kp_pp_site(kp);
+
+	if (kprobe_site_has_post(s)) {
+		kprobe_site_post(s, regs);
+		__this_cpu_write(current_kprobe, kp);
+	}
+}
+NOKPROBE_SYMBOL(kp_pp_post);
+
+void kprobes_inc_nmissed_count(struct kprobe *p)
+{
+	kprobe_site_missed(kp_pp_site(p));
+}
+NOKPROBE_SYMBOL(kprobes_inc_nmissed_count);
+
+/*
+ * The architecture patches text with stop_machine() or its own text lock:
+ * as upstream's core does, hold the CPUs still and the text lock around
+ * everything it writes (the slot at prepare, the breakpoint when arming).
+ */
+static void kp_pp_text_lock(void)
+{
+	cpus_read_lock();
+	mutex_lock(&text_mutex);
+}
+
+static void kp_pp_text_unlock(void)
+{
+	mutex_unlock(&text_mutex);
+	cpus_read_unlock();
+}
+
+int arch_prepare_kprobe_site(struct kprobe_site *s)
+{
+	struct kprobe *kp = &s->arch.kp;
+	int ret;
+
+	kp->addr = s->addr;
+	kp->pre_handler = kp_pp_pre;
+	kp->post_handler = kp_pp_post;
+	INIT_LIST_HEAD(&kp->list);
+	kp_pp_text_lock();
+	ret = arch_prepare_kprobe(kp);
+	kp_pp_text_unlock();
+	return ret;
+}
+
+void arch_release_kprobe_site(struct kprobe_site *s)
+{
+	arch_remove_kprobe(&s->arch.kp);
+}
+
+void arch_kprobe_site_describe(struct kprobe_site *s, struct kprobe *p)
+{
+	p->opcode = s->arch.kp.opcode;
+	p->ainsn = s->arch.kp.ainsn;
+}
+
+void arch_arm_kprobe_site(struct kprobe_site *s)
+{
+	kp_pp_text_lock();
+	arch_arm_kprobe(&s->arch.kp);
+	kp_pp_text_unlock();
+}
+
+void arch_disarm_kprobe_site(struct kprobe_site *s)
+{
+	kp_pp_text_lock();
+	arch_disarm_kprobe(&s->arch.kp);
+	kp_pp_text_unlock();
+}
+
+/* A batch is one site after the other: the architecture has no batch. */
+void arch_arm_kprobe_sites(struct list_head *sites)
+{
+	struct kprobe_site *s;
+
+	kp_pp_text_lock();
+	list_for_each_entry(s, sites, poke)
+		arch_arm_kprobe(&s->arch.kp);
+	kp_pp_text_unlock();
+}
+
+void arch_disarm_kprobe_sites(struct list_head *sites)
+{
+	struct kprobe_site *s;
+
+	kp_pp_text_lock();
+	list_for_each_entry(s, sites, poke)
+		arch_disarm_kprobe(&s->arch.kp);
+	kp_pp_text_unlock();
+}

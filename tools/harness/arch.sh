@@ -1,0 +1,60 @@
+# Per-architecture settings of the harness (sourced by lib.sh).  The
+# Makefile passes ARCH (x86_64 when not given): the kernel, the guest's
+# userland and QEMU all follow it.  Anything but the host's architecture is
+# cross built with Debian's compilers and booted under TCG.
+#
+#   kp_arch          x86_64 or arm64 (the name the Makefile takes)
+#   kp_image         the kernel image, relative to the tree
+#   kp_ucc           the C compiler for the static guest programs
+#   kp_deb_arch      Debian's name of the architecture (the guest packages)
+#   kp_console       the guest's serial console
+#   kp_qemu          QEMU, machine and CPU (an array)
+#   kp_arch_deps     the Debian packages the architecture needs
+#   kp_config_frags  the config fragments, in merge order (an array)
+#   kp_config_ours   more fragments for our kernel only (an array)
+
+kp_arch=${ARCH:-x86_64}
+case $kp_arch in
+x86_64|x86)
+	kp_arch=x86_64
+	kp_image=arch/x86/boot/bzImage
+	kp_ucc=gcc
+	kp_deb_arch=amd64
+	kp_console=ttyS0
+	# SMAP on, so that the kernel's user-access rules hold in the guest
+	# (a probe's detour must not run its handlers with AC set).
+	kp_qemu=(qemu-system-x86_64 -machine pc -cpu qemu64,+smap)
+	kp_arch_deps=(qemu-system-x86 busybox-static bash-static)
+	kp_config_frags=("$top"/tools/harness/config/*.config)
+	kp_config_ours=()
+	unset ARCH CROSS_COMPILE
+	;;
+arm64)
+	kp_image=arch/arm64/boot/Image
+	kp_ucc=aarch64-linux-gnu-gcc
+	kp_deb_arch=arm64
+	kp_console=ttyAMA0
+	kp_qemu=(qemu-system-aarch64 -machine virt -cpu cortex-a57)
+	kp_arch_deps=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm)
+	# The architecture-neutral fragments, then the arm64 guest and the
+	# options it does not have (a later fragment's word wins).
+	kp_config_frags=("$top"/tools/harness/config/{kprobes,test,uprobes,users}.config
+			 "$top"/tools/harness/config/arm64/*.config)
+	kp_config_ours=("$top"/tools/harness/config/arm64/ours/*.config)
+	export ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
+	;;
+*)
+	echo "harness: error: ARCH=$kp_arch is not one the harness boots (x86_64, arm64)" >&2
+	exit 1
+	;;
+esac
+
+# Where the guest's busybox and bash come from: the host's own packages,
+# or the architecture's, fetched by guest-root.sh into build/guest-ARCH.
+kp_guest_bin() {
+	if [ "$kp_arch" = x86_64 ]; then
+		echo "/bin/$1"
+	else
+		echo "$top/build/guest-$kp_arch/root/bin/$1"
+	fi
+}
