@@ -48,11 +48,18 @@ if check "insmod kp_probe.ko sym=kernel_clone" probe_load sym=kernel_clone; then
 	fi
 	check "an enabled kprobe has no [GONE]/[DISABLED] tag" \
 		test -z "$(echo "$line" | grep -F -e '[GONE]' -e '[DISABLED]')"
-	# With the function tracer, a function's entry is ftrace's call site.
+	# With the function tracer, a function's entry is ftrace's call site,
+	# where probes go through ftrace when the kernel has probes on ftrace
+	# call sites (its ftrace handler is then in kallsyms; arm64 has none).
 	if [ -e /sys/kernel/tracing/available_filter_functions ] &&
 	   grep -q '^kernel_clone$' /sys/kernel/tracing/available_filter_functions; then
-		check "a probe on an ftrace call site is [FTRACE]" \
-			test -n "$(echo "$line" | grep -F '[FTRACE]')"
+		if grep -q ' kprobe_ftrace_handler$' /proc/kallsyms; then
+			check "a probe on an ftrace call site is [FTRACE]" \
+				test -n "$(echo "$line" | grep -F '[FTRACE]')"
+		else
+			check "no probes on ftrace call sites here: a probe at a function's entry is not [FTRACE]" \
+				test -z "$(echo "$line" | grep -F '[FTRACE]')"
+		fi
 	else
 		skip "a probe on an ftrace call site is [FTRACE]" "no function tracer"
 	fi
