@@ -3,7 +3,7 @@
 # modules and, when given, the user's EXTRA directory), install the kernel's
 # modules under BUILD_DIR/oot/modroot and build the static guest programs
 # (BUILD_DIR/oot/bin: kprobe_perf, kprobe_bpf, uprobe_target, uprobe_pmu,
-# uprobe_multi, wp_coexist).
+# uprobe_multi, uprobe_stub, wp_coexist).
 #
 #   build.sh BUILD_DIR [EXTRA_DIR]
 set -euo pipefail
@@ -53,6 +53,8 @@ say "building tools/testing/kprobes/uprobe/uprobe_pmu (static)"
 gcc -static -O2 -Wall -o "$bdir/oot/bin/uprobe_pmu" "$top/tools/testing/kprobes/uprobe/uprobe_pmu.c"
 say "building tools/testing/kprobes/uprobe/uprobe_multi (static)"
 gcc -static -O2 -Wall -pthread -o "$bdir/oot/bin/uprobe_multi" "$top/tools/testing/kprobes/uprobe/uprobe_multi.c"
+say "building tools/testing/kprobes/uprobe/uprobe_stub (static)"
+gcc -static -O2 -Wall -o "$bdir/oot/bin/uprobe_stub" "$top/tools/testing/kprobes/uprobe/uprobe_stub.c"
 if [ -n "$extra" ]; then
 	build_oot "$(cd "$extra" && pwd)" "$bdir/oot/extra"
 fi
