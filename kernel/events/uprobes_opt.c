@@ -256,10 +256,19 @@ unsigned long uprobe_stub_get(struct mm_struct *mm, unsigned long vaddr,
 
 /*
  * Text of @mm changes under threads that may be running it, so by the
- * cross-modifying rule kernel text follows too: while the first byte is
- * an int3 no CPU runs the bytes after it; every CPU serializes after the
- * tail is written, before the first byte changes.  A thread that sees the
- * int3 meanwhile takes an ordinary hit.
+ * cross-modifying rule kernel text follows too (text_poke_bp()): the int3
+ * first, then every CPU serializes; the tail, then every CPU serializes;
+ * the first byte, then every CPU serializes.  The first sync is what makes
+ * the tail safe to write: a CPU may have fetched the old first byte (the
+ * opcode of the jump being taken out) just before the int3 went in, and
+ * could then decode the old one with bytes of the new tail.  The sync
+ * interrupts every CPU, and an interrupt comes between two instructions,
+ * so when it returns each CPU has either run that jump whole or not begun
+ * it, and fetches the int3 from then on: while the tail changes, no CPU
+ * runs past the first byte, and a thread that meets the int3 takes an
+ * ordinary hit.  The second sync orders the tail before the new first
+ * byte the same way.  When the int3 was there already (optimizing), the
+ * first sync costs one IPI round, once per site and process.
  */
 static int patch_site(struct mm_struct *mm, unsigned long vaddr,
 		      const u8 *insn, int len)
@@ -268,6 +277,7 @@ static int patch_site(struct mm_struct *mm, unsigned long vaddr,
 	int ret;
 
 	ret = uprobe_access_mm(mm, vaddr, &bp, 1, true);
+	arch_uprobe_text_sync();
 	if (!ret)
 		ret = uprobe_access_mm(mm, vaddr + 1, (void *)insn + 1, len - 1, true);
 	arch_uprobe_text_sync();
