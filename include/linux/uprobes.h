@@ -238,6 +238,8 @@ bool arch_uprobe_boostable(struct arch_uprobe *aup, struct pt_regs *regs);
 int arch_uprobe_boost_code(struct arch_uprobe *aup, unsigned long vaddr,
 			   unsigned long slot, u8 *buf);
 unsigned long arch_uprobe_regs_hash(struct pt_regs *regs);
+void arch_uprobe_boost_enter(struct arch_uprobe_task *autask);
+bool arch_uprobe_boost_trapped(struct arch_uprobe_task *autask);
 
 #else /* !CONFIG_UPROBES */
 
