@@ -430,6 +430,45 @@ void uprobe_stub_rewind(struct pt_regs *regs)
 		arch_uprobe_stub_rewind(regs, off, vaddr);
 }
 
+/**
+ * uprobe_stub_syscall_enter() - a system call the entry work would see
+ * @regs: the registers at the system call
+ *
+ * Called first by the system call entry work (ptrace, Syscall User
+ * Dispatch, seccomp, tracepoints, audit), when a thread has some.  A
+ * stub's system call is no call of the program but a probe hit, which
+ * stock would take by an int3 that none of those see: a PTRACE_SYSCALL
+ * tracer would stop twice at every hit, and Syscall User Dispatch would
+ * send SIGSYS for a call the program never made.  So the hit is carried
+ * out here and the call and all the work are skipped, its exit work too
+ * (uprobe_stub_syscall_exit()).  A bad stub call (its saved registers
+ * unreadable) goes on as any call and gets its SIGILL.
+ *
+ * Return: true when the hit is done and @regs are what the thread
+ * resumes with.
+ */
+bool uprobe_stub_syscall_enter(struct pt_regs *regs)
+{
+	bool hidden = arch_uprobe_stub_syscall_nr(regs) &&
+		      uprobe_stub_syscall(regs);
+
+	/* Every call with entry work sets it, so none is left over. */
+	if (current->utask)
+		current->utask->stub_syscall = hidden;
+	return hidden;
+}
+
+/* Called first by the exit work: was the call a stub's hidden hit? */
+bool uprobe_stub_syscall_exit(void)
+{
+	struct uprobe_task *utask = current->utask;
+
+	if (!utask || !utask->stub_syscall)
+		return false;
+	utask->stub_syscall = false;
+	return true;
+}
+
 /*
  * A debugger (or the program) stepped the jump with TF: the trap is at the
  * stub's first byte.  Swallow it and take the hit the int3 way, with ip
