@@ -42,6 +42,18 @@ probe() {
 		echo 1 > "$T/events/uprobes/$1/enable"
 }
 
+# run EVENT OFFSET-NAME ARGS...: the program with ARGS, a probe EVENT on
+# OFFSET-NAME enabled (after the probes defined so far); sets out (what it
+# printed), rc and h (EVENT's hits).
+run() {
+	_ev=$1
+	probe "$1" "$2"
+	shift 2
+	out=$("$prog" "$@")
+	rc=$?
+	h=$(hits "$_ev")
+}
+
 # text_byte PID ADDR: the first byte of the process's text at ADDR, in hex.
 text_byte() {
 	dd if="/proc/$1/mem" bs=1 skip=$(($2)) count=1 2>/dev/null | od -An -tx1 | tr -d ' \n'
@@ -74,11 +86,8 @@ check "MREMAP_DONTUNMAP of an optimized site: $((2 * N)) hits, no fault, the nop
 ev_clear
 
 # The stub page munmapped: the sites fall back to int3s.
-probe us_nop5 nop5
 probe us_nop5b nop5b
-out=$("$prog" unmapstub $N)
-rc=$?
-h=$(hits us_nop5)
+run us_nop5 nop5 unmapstub $N
 hb=$(hits us_nop5b)
 if [ "$out" = "no stub" ]; then
 	skip "munmap of the stub page" "no optimized sites"
@@ -88,10 +97,7 @@ else
 fi
 ev_clear
 
-probe us_nop5 nop5
-out=$("$prog" dontfork $N)
-rc=$?
-h=$(hits us_nop5)
+run us_nop5 nop5 dontfork $N
 if [ "$out" = "no stub" ]; then
 	skip "MADV_DONTFORK of the stub page" "no optimized sites"
 else
@@ -101,27 +107,18 @@ fi
 ev_clear
 
 # The stub's system call and the process's own system call hooks.
-probe us_nop5 nop5
-out=$("$prog" sud $N)
-rc=$?
-h=$(hits us_nop5)
+run us_nop5 nop5 sud $N
 check "Syscall User Dispatch on: no SIGSYS nor SIGILL from an optimized site, $((N + 1)) hits ($out, status $rc, $h hits)" \
 	eval '[ "$rc" = 0 ] && [ "$out" = "sud sigsys 0 sigill 0" ] && [ "$h" = $((N + 1)) ]'
 ev_clear
 
-probe us_nop5 nop5
-out=$("$prog" ptrace $N)
-rc=$?
-h=$(hits us_nop5)
+run us_nop5 nop5 ptrace $N
 check "PTRACE_SYSCALL: no stop at an optimized site's stub, $((N + 1)) hits ($out, status $rc, $h hits)" \
 	eval '[ "$rc" = 0 ] && [ "${out#* stub }" = "0 status 0" ] && [ "$h" = $((N + 1)) ]'
 ev_clear
 
 # A fault of a boosted copy whose SIGSEGV handler longjmps away.
-probe us_fault fault
-out=$("$prog" fault $N)
-rc=$?
-h=$(hits us_fault)
+run us_fault fault fault $N
 how=$(grep -c ' boost ' /sys/kernel/debug/uprobes/list 2>/dev/null)
 check "$N faults of a boosted copy left by longjmp: $N hits ($out, status $rc, $h hits, ${how:-0} listed as boost)" \
 	eval '[ "$rc" = 0 ] && [ "$out" = "fault faults $N" ] && [ "$h" = $N ]'

@@ -211,17 +211,25 @@ static int dontunmap(int n)
 	return 0;
 }
 
-static int unmapstub(int n)
+/* @n calls of nop5_fn: the stub page its jump leads to then, or NULL. */
+static void *optimized_stub(int n)
 {
 	void *stub;
 
 	catch(SIGSEGV);
 	calls(nop5_fn, n);
 	stub = stub_page(probe_nop5);
-	if (!stub) {
+	if (!stub)
 		printf("no stub\n");
+	return stub;
+}
+
+static int unmapstub(int n)
+{
+	void *stub = optimized_stub(n);
+
+	if (!stub)
 		return 0;
-	}
 	munmap(stub, 4096);
 	calls(nop5_fn, n);
 	calls(nop5b_fn, n);
@@ -232,17 +240,12 @@ static int unmapstub(int n)
 
 static int dontfork(int n)
 {
-	void *stub;
+	void *stub = optimized_stub(n);
 	int st = -1;
 	pid_t pid;
 
-	catch(SIGSEGV);
-	calls(nop5_fn, n);
-	stub = stub_page(probe_nop5);
-	if (!stub) {
-		printf("no stub\n");
+	if (!stub)
 		return 0;
-	}
 	if (madvise(stub, 4096, MADV_DONTFORK))
 		return 3;
 	pid = fork();
