@@ -157,6 +157,8 @@ struct uprobe_task {
 	unsigned long			last_gen;
 	/* The stub whose system call led to last_vaddr, or 0 */
 	unsigned long			last_stub;
+	/* The system call being run is a stub's, hidden from its exit work */
+	bool				stub_syscall;
 	/* fork: the child recreates the parent's XOL area at this address */
 	unsigned long			dup_xol_addr;
 	struct callback_head		dup_xol_work;
@@ -230,6 +232,7 @@ void arch_uprobe_jmp_insn(u8 *buf, unsigned long vaddr, unsigned long target);
 unsigned long arch_uprobe_jmp_target(const u8 *buf, unsigned long vaddr);
 void arch_uprobe_text_sync(void);
 bool arch_uprobe_stub_return(struct pt_regs *regs, unsigned long vaddr);
+bool arch_uprobe_stub_syscall_nr(struct pt_regs *regs);
 void arch_uprobe_stub_rewind(struct pt_regs *regs, unsigned int off,
 			     unsigned long vaddr);
 void arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
@@ -238,6 +241,8 @@ bool arch_uprobe_boostable(struct arch_uprobe *aup, struct pt_regs *regs);
 int arch_uprobe_boost_code(struct arch_uprobe *aup, unsigned long vaddr,
 			   unsigned long slot, u8 *buf);
 unsigned long arch_uprobe_regs_hash(struct pt_regs *regs);
+void arch_uprobe_boost_enter(struct arch_uprobe_task *autask);
+bool arch_uprobe_boost_trapped(struct arch_uprobe_task *autask);
 
 #else /* !CONFIG_UPROBES */
 
@@ -344,4 +349,20 @@ static inline int uprobe_pre_sstep_notifier(struct pt_regs *regs)
 }
 
 #endif /* !CONFIG_UPROBES */
+
+/* For the system call entry and exit work: see uprobes_opt.c. */
+#ifdef CONFIG_UPROBES_OPT
+bool uprobe_stub_syscall_enter(struct pt_regs *regs);
+bool uprobe_stub_syscall_exit(void);
+#else
+static inline bool uprobe_stub_syscall_enter(struct pt_regs *regs)
+{
+	return false;
+}
+
+static inline bool uprobe_stub_syscall_exit(void)
+{
+	return false;
+}
+#endif
 #endif /* _LINUX_UPROBES_H */

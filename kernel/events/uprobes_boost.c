@@ -90,6 +90,7 @@ bool uprobe_boost(struct uprobe_site *s, struct pt_regs *regs,
 	slot = entry ? xa_to_value(entry) : boost_slot_new(s, vaddr);
 	if (!slot || slot == BOOST_NONE)
 		return false;
+	arch_uprobe_boost_enter(&current->utask->autask);
 	instruction_pointer_set(regs, slot);
 	return true;
 }
@@ -111,11 +112,16 @@ void uprobe_boost_forget(struct mm_struct *mm, unsigned long start,
 /*
  * A signal or a debugger stop finds the thread in a boosted copy.  At the
  * jump back, the instruction ran: the thread is at the next one.  At the
- * copy itself it did not (an interrupt right on the way back from the hit,
- * or the copy's own fault): the thread goes back to the probed address,
- * and when it hits the probe there again with the same registers -- the
- * signal handler returned -- the handlers, which already ran for this
- * execution, do not run again (uprobe_boost_resumed()).
+ * copy itself it did not, and the thread goes back to the probed address.
+ * The copy may have faulted: the signal is then the program's, and running
+ * the instruction again is a new execution, whose hit runs the handlers
+ * again as stock's does after a fault in a stepped copy (the handler may
+ * as well longjmp away and never come back).  Or the thread is on its way
+ * from the hit (a signal came meanwhile): stock holds signals back until
+ * the instruction ran, so when the thread hits the probe there again
+ * with the same registers -- the signal handler returned -- the handlers,
+ * which already ran for this execution, do not run again
+ * (uprobe_boost_resumed()).
  */
 void uprobe_boost_rewind(struct pt_regs *regs, unsigned int off,
 			 unsigned int len, unsigned long vaddr)
@@ -129,7 +135,7 @@ void uprobe_boost_rewind(struct pt_regs *regs, unsigned int off,
 	if (off)
 		return;		/* the program's own jump into the copy */
 	instruction_pointer_set(regs, vaddr);
-	if (utask) {
+	if (utask && !arch_uprobe_boost_trapped(&utask->autask)) {
 		utask->boost_vaddr = vaddr;
 		utask->boost_regs = arch_uprobe_regs_hash(regs);
 	}

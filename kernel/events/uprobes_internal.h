@@ -37,7 +37,6 @@ struct uprobe_site {
 	unsigned long __percpu	*hits;		/* no shared line on the hit path */
 	int			hits_id;	/* its slot, see hits_get() */
 	atomic_long_t		missed;		/* return probes not armed */
-	bool			no_opt;		/* optimizing it failed */
 };
 
 /* Sites by (inode, offset); uprobes_srcu guards readers without the lock. */
@@ -283,8 +282,13 @@ struct stub_set {
 	struct mm_struct	*mm;
 	struct rcu_head		rcu;
 	struct stub_page	*pages[STUB_PAGES];	/* set under mmap_lock */
+	unsigned long		unmapped;	/* bit i: pages[i] is not here */
+	/* A page went (munmap, MADV_DONTFORK): no new stubs or copies. */
+	bool			retired;
 	/* probed address -> its boosted copy here, or BOOST_NONE */
 	struct xarray		boosts;
+	/* probed addresses whose mapping here cannot take the jump */
+	struct xarray		no_opt;
 };
 
 extern bool uprobe_opt_enabled;

@@ -15,6 +15,12 @@
  * jumps, so it shares the parent's stub pages (refcounted, each at the same
  * address in both).  A process's set of stub pages is found by its mm in
  * stub_sets; the mm itself has no room for it that fork would clear.
+ *
+ * A process may unmap a stub page, or keep it from its children with
+ * MADV_DONTFORK.  Its jumps there are then made int3s again, and the
+ * process gets no stubs or boosted copies any more (retired): its sites
+ * stay int3 sites, and no later stub page can land where the lost one was
+ * and serve some other address there.
  */
 #define pr_fmt(fmt) "uprobes: " fmt
 
@@ -80,7 +86,8 @@ static vm_fault_t stub_fault(const struct vm_special_mapping *sm,
 	for (i = 0; set && !vmf->pgoff && i < STUB_PAGES; i++) {
 		struct stub_page *sp = READ_ONCE(set->pages[i]);
 
-		if (sp && sp->vaddr == vma->vm_start) {
+		if (sp && sp->vaddr == vma->vm_start &&
+		    !test_bit(i, &set->unmapped)) {
 			vmf->page = sp->page;
 			get_page(vmf->page);
 			ret = 0;
@@ -91,10 +98,14 @@ static vm_fault_t stub_fault(const struct vm_special_mapping *sm,
 	return ret;
 }
 
+static void stub_close(const struct vm_special_mapping *sm,
+		       struct vm_area_struct *vma);
+
 static const struct vm_special_mapping stub_mapping = {
 	.name	= "[uprobes]",
 	.fault	= stub_fault,
 	.mremap	= uprobe_xol_mremap,		/* the jumps to it are relative */
+	.close	= stub_close,
 };
 
 /*
@@ -115,7 +126,7 @@ unsigned long uprobe_stub_site(struct mm_struct *mm, unsigned long vaddr,
 		if (!sp)
 			break;
 		o = vaddr - sp->vaddr;
-		if (o >= PAGE_SIZE)
+		if (o >= PAGE_SIZE || test_bit(i, &set->unmapped))
 			continue;
 		*off = o % UPROBE_STUB_BYTES;
 		*blen = READ_ONCE(sp->boost_len[o / UPROBE_STUB_BYTES]);
@@ -215,29 +226,40 @@ static struct stub_page *stub_page_new(struct mm_struct *mm, unsigned long vaddr
 	return sp;
 }
 
+/* The stub pages of @mm, made if it has none yet; mmap_lock held for writing. */
+static struct stub_set *stub_set_get(struct mm_struct *mm)
+{
+	struct stub_set *set = uprobe_stub_set_of(mm);
+
+	if (set)
+		return set;
+	set = kzalloc(sizeof(*set), GFP_KERNEL);
+	if (!set)
+		return NULL;
+	set->mm = mm;
+	xa_init(&set->boosts);
+	xa_init(&set->no_opt);
+	spin_lock(&stub_sets_lock);
+	hash_add_rcu(stub_sets, &set->node, (unsigned long)mm);
+	spin_unlock(&stub_sets_lock);
+	return set;
+}
+
 /*
  * The stub for @vaddr in @mm (@a: see stub_fits()), mapping a stub page if
- * needed; 0 when none is free within reach.  mmap_lock held for writing: it
- * orders the pages[] slots, which only this fills (fork copies them under
- * the same lock).
+ * needed; 0 when none is free within reach, or the process is retired.
+ * mmap_lock held for writing: it orders the pages[] slots, which only this
+ * fills (fork copies them under the same lock).
  */
 unsigned long uprobe_stub_get(struct mm_struct *mm, unsigned long vaddr,
 			      struct arch_uprobe *a)
 {
-	struct stub_set *set = uprobe_stub_set_of(mm);
+	struct stub_set *set = stub_set_get(mm);
 	struct stub_page *sp;
 	int i, n;
 
-	if (!set) {
-		set = kzalloc(sizeof(*set), GFP_KERNEL);
-		if (!set)
-			return 0;
-		set->mm = mm;
-		xa_init(&set->boosts);
-		spin_lock(&stub_sets_lock);
-		hash_add_rcu(stub_sets, &set->node, (unsigned long)mm);
-		spin_unlock(&stub_sets_lock);
-	}
+	if (!set || set->retired)
+		return 0;
 	for (i = 0; i < STUB_PAGES && set->pages[i]; i++) {
 		n = stub_take(set->pages[i], vaddr, a);
 		if (n >= 0)
@@ -256,10 +278,19 @@ unsigned long uprobe_stub_get(struct mm_struct *mm, unsigned long vaddr,
 
 /*
  * Text of @mm changes under threads that may be running it, so by the
- * cross-modifying rule kernel text follows too: while the first byte is
- * an int3 no CPU runs the bytes after it; every CPU serializes after the
- * tail is written, before the first byte changes.  A thread that sees the
- * int3 meanwhile takes an ordinary hit.
+ * cross-modifying rule kernel text follows too (text_poke_bp()): the int3
+ * first, then every CPU serializes; the tail, then every CPU serializes;
+ * the first byte, then every CPU serializes.  The first sync is what makes
+ * the tail safe to write: a CPU may have fetched the old first byte (the
+ * opcode of the jump being taken out) just before the int3 went in, and
+ * could then decode the old one with bytes of the new tail.  The sync
+ * interrupts every CPU, and an interrupt comes between two instructions,
+ * so when it returns each CPU has either run that jump whole or not begun
+ * it, and fetches the int3 from then on: while the tail changes, no CPU
+ * runs past the first byte, and a thread that meets the int3 takes an
+ * ordinary hit.  The second sync orders the tail before the new first
+ * byte the same way.  When the int3 was there already (optimizing), the
+ * first sync costs one IPI round, once per site and process.
  */
 static int patch_site(struct mm_struct *mm, unsigned long vaddr,
 		      const u8 *insn, int len)
@@ -268,6 +299,7 @@ static int patch_site(struct mm_struct *mm, unsigned long vaddr,
 	int ret;
 
 	ret = uprobe_access_mm(mm, vaddr, &bp, 1, true);
+	arch_uprobe_text_sync();
 	if (!ret)
 		ret = uprobe_access_mm(mm, vaddr + 1, (void *)insn + 1, len - 1, true);
 	arch_uprobe_text_sync();
@@ -305,36 +337,60 @@ int uprobe_unoptimize_site(struct uprobe_site *s, struct mm_struct *mm,
 }
 
 /*
+ * May @vaddr of @mm still get a jump?  Not in a retired process, nor where
+ * uprobe_optimize_site() found that the mapping cannot take one.  In @mm,
+ * without a lock: its set stays (see uprobe_stub_set_of()).
+ */
+static bool stub_may_optimize(struct mm_struct *mm, unsigned long vaddr)
+{
+	struct stub_set *set = uprobe_stub_set_of(mm);
+
+	return !set || (!READ_ONCE(set->retired) &&
+			!xa_load(&set->no_opt, vaddr));
+}
+
+/*
  * The first int3 hit of an optimizable site in this process: replace the
  * int3 by the jump.  Only while the int3 is there and the mapping is the
  * site's, under the mmap_lock that disarming takes too, so the jump is
- * never left behind by a disarm.  A site that cannot be optimized here is
- * not tried again anywhere (flagged), so hits do not keep taking the lock.
+ * never left behind by a disarm.  When this mapping cannot take the jump
+ * (writable, its copy of the text differs, no stub within reach), that is
+ * remembered for the address until the mapping changes
+ * (uprobe_stub_moved()), so later hits do not take the lock again; the
+ * same site in other mappings and processes is tried on its own.
  */
 void uprobe_optimize_site(struct uprobe_site *s, unsigned long vaddr)
 {
 	struct mm_struct *mm = current->mm;
 	u8 cur[UPROBE_JMP_INSN_SIZE], insn[UPROBE_JMP_INSN_SIZE];
-	unsigned long stub;
-	bool done = false;
+	struct vm_area_struct *vma;
+	struct stub_set *set;
+	unsigned long stub = 0;
 
-	if (!READ_ONCE(uprobe_opt_enabled) || READ_ONCE(s->no_opt) ||
-	    offset_in_page(vaddr) > PAGE_SIZE - sizeof(insn))
+	if (!READ_ONCE(uprobe_opt_enabled) ||
+	    offset_in_page(vaddr) > PAGE_SIZE - sizeof(insn) ||
+	    !stub_may_optimize(mm, vaddr))
 		return;
 	if (mmap_write_lock_killable(mm))
 		return;
-	if (vma_has_site(vma_lookup(mm, vaddr), s, vaddr, true) &&
-	    !uprobe_access_mm(mm, vaddr, cur, sizeof(cur), false) &&
-	    is_swbp_insn(&cur[0]) &&
-	    !memcmp(cur + 1, s->arch.insn + 1, sizeof(cur) - 1)) {
+	vma = vma_lookup(mm, vaddr);
+	/* Gone or disarmed meanwhile: nothing to say about the mapping. */
+	if (!vma_has_site(vma, s, vaddr, false) ||
+	    uprobe_access_mm(mm, vaddr, cur, sizeof(cur), false) ||
+	    !is_swbp_insn(&cur[0]))
+		goto out;
+	if (vma_has_site(vma, s, vaddr, true) &&
+	    !memcmp(cur + 1, s->arch.insn + 1, sizeof(cur) - 1))
 		stub = uprobe_stub_get(mm, vaddr, NULL);
-		if (stub) {
-			arch_uprobe_jmp_insn(insn, vaddr, stub);
-			done = !patch_site(mm, vaddr, insn, sizeof(insn));
-		}
-		if (!done)
-			WRITE_ONCE(s->no_opt, true);
+	if (stub) {
+		arch_uprobe_jmp_insn(insn, vaddr, stub);
+		if (!patch_site(mm, vaddr, insn, sizeof(insn)))
+			goto out;
 	}
+	set = stub_set_get(mm);
+	if (set)
+		xa_store(&set->no_opt, vaddr, xa_mk_value(1), GFP_KERNEL);
+out:
 	mmap_write_unlock(mm);
 }
 
@@ -398,6 +454,45 @@ bool uprobe_stub_syscall(struct pt_regs *regs)
 	return true;
 }
 
+/**
+ * uprobe_stub_syscall_enter() - a system call the entry work would see
+ * @regs: the registers at the system call
+ *
+ * Called first by the system call entry work (ptrace, Syscall User
+ * Dispatch, seccomp, tracepoints, audit), when a thread has some.  A
+ * stub's system call is no call of the program but a probe hit, which
+ * stock would take by an int3 that none of those see: a PTRACE_SYSCALL
+ * tracer would stop twice at every hit, and Syscall User Dispatch would
+ * send SIGSYS for a call the program never made.  So the hit is carried
+ * out here and the call and all the work are skipped, its exit work too
+ * (uprobe_stub_syscall_exit()).  A bad stub call (its saved registers
+ * unreadable) goes on as any call and gets its SIGILL.
+ *
+ * Return: true when the hit is done and @regs are what the thread
+ * resumes with.
+ */
+bool uprobe_stub_syscall_enter(struct pt_regs *regs)
+{
+	bool hidden = arch_uprobe_stub_syscall_nr(regs) &&
+		      uprobe_stub_syscall(regs);
+
+	/* Every call with entry work sets it, so none is left over. */
+	if (current->utask)
+		current->utask->stub_syscall = hidden;
+	return hidden;
+}
+
+/* Called first by the exit work: was the call a stub's hidden hit? */
+bool uprobe_stub_syscall_exit(void)
+{
+	struct uprobe_task *utask = current->utask;
+
+	if (!utask || !utask->stub_syscall)
+		return false;
+	utask->stub_syscall = false;
+	return true;
+}
+
 /*
  * A thread stopped inside a stub, for a signal or a debugger: undo what the
  * stub did so far and put it back at the probed address, which it runs
@@ -443,7 +538,98 @@ bool uprobe_stub_step(struct pt_regs *regs)
 	return true;
 }
 
-/* fork: the child's text has the parent's jumps, and their stub pages. */
+/* If @vaddr of @mm jumps to @stub, make it its site's int3 again. */
+static void stub_unjump(struct mm_struct *mm, unsigned long vaddr,
+			unsigned long stub)
+{
+	struct vm_area_struct *vma = vma_lookup(mm, vaddr);
+	u8 cur[UPROBE_JMP_INSN_SIZE], want[UPROBE_JMP_INSN_SIZE];
+	struct uprobe_site *s;
+
+	if (!vma || !vma->vm_file)
+		return;
+	arch_uprobe_jmp_insn(want, vaddr, stub);
+	if (uprobe_access_mm(mm, vaddr, cur, sizeof(cur), false) ||
+	    memcmp(cur, want, sizeof(cur)))
+		return;
+	s = uprobe_site_find(file_inode(vma->vm_file), vma_offset(vma, vaddr));
+	if (s) {
+		uprobe_unoptimize_site(s, mm, vaddr);
+		uprobe_site_put(s);
+	}
+}
+
+/*
+ * Page @i of @mm's @set is going away (@gone: munmap) or will not be in a
+ * child (MADV_DONTFORK, whose child gets copies of this text): retire the
+ * process, turn its jumps to the page back into int3s and, when the page
+ * is gone, forget its boosted copies and stop taking addresses in it for
+ * stubs.  A page the process keeps serves threads still inside it.
+ *
+ * mmap_lock is held, perhaps only for reading (munmap() downgrades it):
+ * every other writer of the text (arming, disarming, optimizing, another
+ * page's jumps) holds it for writing, or for reading on this same path
+ * for other addresses (each jump leads to one stub).  A thread that ran a
+ * jump to the page after munmap() took it out and before it gets here
+ * faults, as on any code the process unmaps under itself.
+ */
+static void stub_page_lost(struct mm_struct *mm, struct stub_set *set, int i,
+			   bool gone)
+{
+	struct stub_page *sp = set->pages[i];
+	unsigned long index = 0;
+	void *entry;
+	int n;
+
+	WRITE_ONCE(set->retired, true);
+	for (n = 0; n < UPROBE_STUBS_PER_PAGE; n++) {
+		unsigned long vaddr = READ_ONCE(sp->site[n]);
+
+		if (vaddr && !READ_ONCE(sp->boost_len[n]))
+			stub_unjump(mm, vaddr, stub_vaddr(sp, n));
+	}
+	if (!gone)
+		return;
+	xa_for_each(&set->boosts, index, entry)
+		if (xa_to_value(entry) - sp->vaddr < PAGE_SIZE)
+			xa_erase(&set->boosts, index);
+	set_bit(i, &set->unmapped);
+}
+
+/*
+ * A stub page's mapping goes: munmap(), mmap(MAP_FIXED) over it, or the
+ * mm's end (nothing to do then: its set goes with it).  A mapping that a
+ * failed mremap() made is not at the page's address.
+ */
+static void stub_close(const struct vm_special_mapping *sm,
+		       struct vm_area_struct *vma)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct stub_set *set;
+	int i;
+
+	if (!atomic_read(&mm->mm_users))
+		return;
+	set = uprobe_stub_set_of(mm);
+	for (i = 0; set && i < STUB_PAGES && set->pages[i]; i++)
+		if (set->pages[i]->vaddr == vma->vm_start &&
+		    !test_bit(i, &set->unmapped))
+			stub_page_lost(mm, set, i, true);
+}
+
+/* Is stub page @sp of @mm marked MADV_DONTFORK?  mmap_lock held. */
+static bool stub_page_dontcopy(struct mm_struct *mm, struct stub_page *sp)
+{
+	struct vm_area_struct *vma = vma_lookup(mm, sp->vaddr);
+
+	return vma && vma_is_special_mapping(vma, &stub_mapping) &&
+	       (vma->vm_flags & VM_DONTCOPY);
+}
+
+/*
+ * fork: the child's text has the parent's jumps, and their stub pages;
+ * @oldmm's mmap_lock held for writing, before its mappings are copied.
+ */
 void uprobe_stub_dup(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
 	struct stub_set *set = uprobe_stub_set_of(oldmm), *nset;
@@ -459,10 +645,19 @@ void uprobe_stub_dup(struct mm_struct *oldmm, struct mm_struct *newmm)
 	nset->mm = newmm;
 	/* Its boosted copies are found again on its first hits (shared). */
 	xa_init(&nset->boosts);
+	xa_init(&nset->no_opt);
+	nset->unmapped = set->unmapped;
 	for (i = 0; i < STUB_PAGES && set->pages[i]; i++) {
+		if (!test_bit(i, &set->unmapped) &&
+		    stub_page_dontcopy(oldmm, set->pages[i])) {
+			/* Before the text is copied: the child gets int3s. */
+			stub_page_lost(oldmm, set, i, false);
+			set_bit(i, &nset->unmapped);
+		}
 		refcount_inc(&set->pages[i]->ref);
 		nset->pages[i] = set->pages[i];
 	}
+	nset->retired = set->retired;
 	spin_lock(&stub_sets_lock);
 	hash_add_rcu(stub_sets, &nset->node, (unsigned long)newmm);
 	spin_unlock(&stub_sets_lock);
@@ -479,6 +674,7 @@ void uprobe_stub_clear(struct mm_struct *mm)
 	spin_unlock(&stub_sets_lock);
 	if (set) {
 		xa_destroy(&set->boosts);
+		xa_destroy(&set->no_opt);
 		call_rcu(&set->rcu, free_stub_set);
 	}
 }
@@ -517,25 +713,34 @@ static void stub_find_moved(struct mm_struct *mm, struct vm_area_struct *old,
 }
 
 /*
- * mremap() moved text with a jump in it: the old range is being unmapped
- * and its jumps are now in another range, still relative to where they
- * were, so they point at no stub.  Turn each back into the int3 there
- * (the breakpoint moved with its page, as an unoptimized one does), before
- * mremap() returns the new address; nobody can know that address sooner.
- * mmap_lock is held for writing on that path (munmap() may hold it only for
- * reading, but then its pages are gone, not moved, and nothing matches).
+ * A mapping of @old's range [@start, @end) goes or changes: what was found
+ * about it (uprobe_optimize_site()) is forgotten.  And mremap() may have
+ * moved text with a jump in it: the old range is being unmapped (or, with
+ * MREMAP_DONTUNMAP, left without its pages) and its jumps are now in
+ * another range, still relative to where they were, so they point at no
+ * stub.  Turn each back into the int3 there (the breakpoint moved with its
+ * page, as an unoptimized one does), before mremap() returns the new
+ * address; nobody can know that address sooner.  mmap_lock is held for
+ * writing on that path (munmap() may hold it only for reading, but then
+ * its pages are gone, not moved, and nothing matches).
  */
 void uprobe_stub_moved(struct vm_area_struct *old, unsigned long start,
 		       unsigned long end)
 {
 	struct mm_struct *mm = old->vm_mm;
-	struct stub_set *set;
+	struct stub_set *set = uprobe_stub_set_of(mm);
+	unsigned long index = start;
+	void *entry;
 	int i, n;
 
+	if (!set)
+		return;
+	/* What the old mapping could not take, a new one there may. */
+	xa_for_each_range(&set->no_opt, index, entry, start, end - 1)
+		xa_erase(&set->no_opt, index);
 	if (!old->vm_file || !(old->vm_flags & VM_EXEC))
 		return;
-	set = uprobe_stub_set_of(mm);
-	for (i = 0; set && i < STUB_PAGES && set->pages[i]; i++) {
+	for (i = 0; i < STUB_PAGES && set->pages[i]; i++) {
 		struct stub_page *sp = set->pages[i];
 
 		for (n = 0; n < UPROBE_STUBS_PER_PAGE; n++) {

@@ -3,7 +3,7 @@
 # modules and, when given, the user's EXTRA directory), install the kernel's
 # modules under BUILD_DIR/oot/modroot and build the static guest programs
 # (BUILD_DIR/oot/bin: kprobe_perf, kprobe_bpf, uprobe_target, uprobe_pmu,
-# uprobe_multi, uprobe_corners, wp_coexist).
+# uprobe_multi, uprobe_corners, uprobe_stub, wp_coexist).
 #
 #   build.sh BUILD_DIR [EXTRA_DIR]
 set -euo pipefail
@@ -58,6 +58,7 @@ if [ "$kp_arch" = x86_64 ]; then
 	prog perf/wp_coexist.c
 	prog uprobe/uprobe_multi.c -pthread
 	prog uprobe/uprobe_corners.c
+	prog uprobe/uprobe_stub.c
 fi
 if [ -n "$extra" ]; then
 	build_oot "$(cd "$extra" && pwd)" "$bdir/oot/extra"

@@ -32,9 +32,6 @@
 #include <asm/text-patching.h>
 #include <asm/unistd.h>
 
-/* thread.trap_nr while a copy steps: any real trap overwrites it. */
-#define UPROBE_TRAP_NR		UINT_MAX
-
 #define PFX_OPSIZE		PROBE_PREFIX_OPSIZE
 #define PFX_REP			PROBE_PREFIX_REP
 #define PFX_REPNE		PROBE_PREFIX_REPNE

@@ -28,6 +28,29 @@ bool arch_uprobe_boostable(struct arch_uprobe *a, struct pt_regs *regs)
 }
 
 /*
+ * The thread goes to its boosted copy: a trap there (the copy's own fault)
+ * will show in thread.trap_nr, which no trap of ours sets.
+ */
+void arch_uprobe_boost_enter(struct arch_uprobe_task *autask)
+{
+	autask->saved_trap_nr = current->thread.trap_nr;
+	current->thread.trap_nr = UPROBE_TRAP_NR;
+}
+
+/*
+ * A signal finds the thread at the start of its boosted copy: did the copy
+ * fault, or has it not run yet?  Then the trap number a signal frame shows
+ * is put back as it was.
+ */
+bool arch_uprobe_boost_trapped(struct arch_uprobe_task *autask)
+{
+	if (current->thread.trap_nr != UPROBE_TRAP_NR)
+		return true;
+	current->thread.trap_nr = autask->saved_trap_nr;
+	return false;
+}
+
+/*
  * What a signal frame gives back exactly, ip aside: the general registers
  * and sp (the flags come back filtered).
  */

@@ -117,6 +117,12 @@ bool arch_uprobe_stub_return(struct pt_regs *regs, unsigned long vaddr)
 	return true;
 }
 
+/* Is the system call entering with @regs the one a stub makes? */
+bool arch_uprobe_stub_syscall_nr(struct pt_regs *regs)
+{
+	return regs->orig_ax == __NR_uretprobe;
+}
+
 /*
  * Undo the part of the stub before @off and go back to the probed address.
  * Until the mov, the pushed registers still hold their values; the mov

@@ -28,6 +28,12 @@ typedef u8 uprobe_opcode_t;
 #define UPROBE_SWBP_INSN_SIZE		1
 
 /*
+ * thread.trap_nr while a copy steps or a boosted copy runs: any real trap
+ * overwrites it.
+ */
+#define UPROBE_TRAP_NR			UINT_MAX
+
+/*
  * Optimized sites: a 5-byte nop becomes jmp rel32 to a stub of this size;
  * the stub's system call ends at UPROBE_STUB_SYSCALL_END.
  */
