@@ -34,7 +34,7 @@ struct kp_slot_cache {
 
 struct kp_slot_page {
 	struct list_head	list;		/* kp_slot_cache.pages */
-	kprobe_opcode_t		*base;
+	void			*base;		/* byte addressed: slot sizes are in bytes */
 	unsigned int		nr_used;
 	DECLARE_BITMAP(used, KP_SLOTS_PER_PAGE);
 	/* Freed, but a preempted task may still be inside: not reusable. */
@@ -185,8 +185,8 @@ static void kp_slot_free(struct kp_slot_cache *c, kprobe_opcode_t *slot,
 
 	mutex_lock(&kp_slot_mutex);
 	list_for_each_entry(pg, &c->pages, list) {
-		off = slot - pg->base;
-		if (slot < pg->base || off >= PAGE_SIZE)
+		off = (unsigned long)slot - (unsigned long)pg->base;
+		if (off >= PAGE_SIZE)	/* below base, it wraps around */
 			continue;
 		if (dirty) {
 			__set_bit(off / c->size, pg->dirty);
