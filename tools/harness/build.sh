@@ -2,8 +2,8 @@
 # Build the kernel in BUILD_DIR/linux, then the out-of-tree modules (our test
 # modules and, when given, the user's EXTRA directory), install the kernel's
 # modules under BUILD_DIR/oot/modroot and build the static guest programs
-# (BUILD_DIR/oot/bin: kprobe_perf, kprobe_bpf, uprobe_target, uprobe_pmu,
-# uprobe_multi, wp_coexist).
+# (BUILD_DIR/oot/bin: kprobe_perf, kprobe_bpf, uprobe_target, uprobe_i386,
+# uprobe_pmu, uprobe_multi, wp_coexist).
 #
 #   build.sh BUILD_DIR [EXTRA_DIR]
 set -euo pipefail
@@ -53,6 +53,8 @@ say "building tools/testing/kprobes/uprobe/uprobe_pmu (static)"
 gcc -static -O2 -Wall -o "$bdir/oot/bin/uprobe_pmu" "$top/tools/testing/kprobes/uprobe/uprobe_pmu.c"
 say "building tools/testing/kprobes/uprobe/uprobe_multi (static)"
 gcc -static -O2 -Wall -pthread -o "$bdir/oot/bin/uprobe_multi" "$top/tools/testing/kprobes/uprobe/uprobe_multi.c"
+say "building tools/testing/kprobes/uprobe/uprobe_i386 (static, 32-bit)"
+gcc -m32 -static -fno-pie -no-pie -O2 -Wall -pthread -o "$bdir/oot/bin/uprobe_i386" "$top/tools/testing/kprobes/uprobe/uprobe_i386.c"
 if [ -n "$extra" ]; then
 	build_oot "$(cd "$extra" && pwd)" "$bdir/oot/extra"
 fi

@@ -5,7 +5,7 @@ set -euo pipefail
 
 pkgs=(linux-source-6.12 qemu-system-x86 busybox-static bash-static
       build-essential bc bison flex libelf-dev libssl-dev dwarves cpio
-      xz-utils kmod python3 python3-ply rsync git "$@")
+      xz-utils kmod python3 python3-ply rsync git gcc-multilib "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do
