@@ -406,6 +406,7 @@ static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 				      struct uprobe_text_cursor *cur)
 {
 	struct uprobe_site *s = kzalloc(sizeof(*s), GFP_KERNEL);
+	u8 hdr[UPROBE_FILE_HDR_BYTES];
 	int ret;
 
 	if (!s)
@@ -424,9 +425,15 @@ static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 
 	/*
 	 * Analyse now, from the page cache, so that a bad address fails the
-	 * registration rather than some later mmap.
+	 * registration rather than some later mmap.  The file's header says
+	 * which kind of code it holds (not the cursor: it stays on the text).
 	 */
-	ret = read_file_bytes(inode, offset, s->arch.insn, MAX_UINSN_BYTES, cur);
+	ret = read_file_bytes(inode, 0, hdr, sizeof(hdr), NULL);
+	if (!ret) {
+		arch_uprobe_file_mode(&s->arch, hdr);
+		ret = read_file_bytes(inode, offset, s->arch.insn,
+				      MAX_UINSN_BYTES, cur);
+	}
 	if (!ret)
 		ret = arch_uprobe_analyze_insn(&s->arch, NULL, 0);
 	if (ret) {
@@ -618,6 +625,13 @@ int uprobe_arm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 	u8 bp = UPROBE_SWBP_INSN;
 	int ret;
 
+	/*
+	 * Code analysed for the other kind of process (a file mapped by a
+	 * 64-bit and a 32-bit one) would run wrongly here: not armed there,
+	 * nor disarmed (an int3 there is someone else's).
+	 */
+	if (!arch_uprobe_mm_supported(&s->arch, mm))
+		return 0;
 	if (is_swbp_insn(kaddr) || uprobe_site_optimized(s, mm, vaddr)) {
 		set_bit(MMF_HAS_UPROBES, &mm->flags);
 		return 0;
@@ -748,7 +762,7 @@ void uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 {
 	void *kaddr = kpage + offset_in_page(vaddr);
 
-	if (!is_swbp_insn(kaddr))
+	if (!is_swbp_insn(kaddr) || !arch_uprobe_mm_supported(&s->arch, vma->vm_mm))
 		return;
 	copy_to_user_page(vma, page, vaddr, kaddr, &s->arch.insn[0], 1);
 	ref_ctr_update(s, vma->vm_mm, -1);
@@ -1660,6 +1674,12 @@ static void handle_swbp(struct pt_regs *regs)
 	bool is_bp;
 	int idx;
 
+	/* A return to a trampoline that is an int3 (arch_uprobe_trampoline()). */
+	if (bp_vaddr == uprobe_get_trampoline_vaddr()) {
+		instruction_pointer_set(regs, bp_vaddr);
+		uprobe_handle_trampoline(regs);
+		return;
+	}
 	idx = srcu_read_lock(&uprobes_srcu);
 	s = uprobe_site_at(bp_vaddr, &is_bp);
 	if (!s) {
