@@ -48,7 +48,7 @@ off() {
 # ev_enable: enable each uprobe event; the names of those that failed.
 ev_enable() {
 	for _e in "$T"/events/uprobes/*/enable; do
-		echo 1 2>/dev/null > "$_e" || echo " ${_e%/enable}" | sed 's|.*/||'
+		echo 1 2>/dev/null > "$_e" || echo "${_e%/enable}" | sed 's|.*/| |'
 	done | tr -d '\n'
 }
 

@@ -269,14 +269,21 @@ static void *thread_fn(void *arg)
 static int threads(int t, long n)
 {
 	pthread_t tid[64];
+	pthread_attr_t attr;
 	void *ret;
-	int i, bad = 0;
+	int i, err, bad = 0;
 
 	if (t > 64)
 		t = 64;
-	for (i = 0; i < t; i++)
-		if (pthread_create(&tid[i], NULL, thread_fn, (void *)n))
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 1 << 16);
+	for (i = 0; i < t; i++) {
+		err = pthread_create(&tid[i], &attr, thread_fn, (void *)n);
+		if (err) {
+			printf("threads: pthread_create: %s\n", strerror(err));
 			return 1;
+		}
+	}
 	for (i = 0; i < t; i++) {
 		pthread_join(tid[i], &ret);
 		bad += (long)ret;
