@@ -15,7 +15,8 @@
 #    exact counts;
 #  - 4 threads through entry and return probes: exact counts;
 #  - fork: the child keeps the probes (exact counts), and a function that
-#    forks returns through the return probe in both processes.
+#    forks returns through the return probe in both processes;
+#  - a 64-bit file's probe is not armed in a 32-bit process mapping it.
 . /kptest/lib.sh
 
 T=/sys/kernel/tracing
@@ -153,6 +154,22 @@ pid=${out##* }
 got=$(rets i32_forkret | tr ' ' '\n' | sort -n | tr '\n' ' ')
 check "a function that forks returns in both processes ($out): returns 0 and $pid (got $got)" \
 	eval '[ "${out% *}" = "forkret ok" ] && [ "$got" = "0 $pid " ]'
+ev_clear
+
+# A file of the other kind: a probe on 64-bit code (uprobe_target) is armed
+# in the 64-bit process, not in a 32-bit one mapping the file executable;
+# the 32-bit process's own file is.
+t64=/kptest/bin/uprobe_target
+o64=$("$t64" offsets | awk '$1 == "nop" { print $2 }')
+echo "p:i32_other $t64:$o64" >> "$T/uprobe_events"
+echo "p:i32_own $prog:$(off nop)" >> "$T/uprobe_events"
+bad_en=$(ev_enable)
+other=$("$prog" peek "$t64" "$o64")
+own=$("$prog" peek "$prog" "$(off nop)")
+"$t64" run 1 > /dev/null
+echo 0 > "$T/events/uprobes/enable"
+check "a 32-bit process sees no int3 at a 64-bit file's probe ($other), an int3 at its own file's ($own); the 64-bit process hits it once (got $(hits i32_other))${bad_en:+ (enable failed:$bad_en)}" \
+	eval '[ "$other" = "peek 90" ] && [ "$own" = "peek cc" ] && [ "$(hits i32_other)" = 1 ]'
 ev_clear
 
 check_klog

@@ -23,12 +23,16 @@
  *                              calls and exits, the parent N more: "fork ok"
  *   uprobe_i386 forkret       forkret() forks inside: both processes
  *                              return from it: "forkret ok"
+ *   uprobe_i386 peek FILE OFF the byte at offset OFF of FILE in a private
+ *                              executable mapping of it: "peek <hex>"
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -333,6 +337,22 @@ static int fork_return(void)
 	return 0;
 }
 
+/* What a mapping of @path shows at @off: an int3 where a probe is armed. */
+static int peek(const char *path, unsigned long off)
+{
+	unsigned long pg = off & ~4095UL;
+	int fd = open(path, O_RDONLY);
+	unsigned char *m;
+
+	if (fd < 0)
+		return 2;
+	m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, pg);
+	if (m == MAP_FAILED)
+		return 2;
+	printf("peek %02x\n", m[off - pg]);
+	return 0;
+}
+
 static void offsets(void)
 {
 	unsigned int i;
@@ -375,5 +395,7 @@ int main(int argc, char **argv)
 		return forks(atoi(argv[2]));
 	if (!strcmp(argv[1], "forkret"))
 		return fork_return();
+	if (!strcmp(argv[1], "peek") && argc > 3)
+		return peek(argv[2], strtoul(argv[3], NULL, 0));
 	return 2;
 }
