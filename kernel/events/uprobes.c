@@ -625,13 +625,6 @@ int uprobe_arm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 	u8 bp = UPROBE_SWBP_INSN;
 	int ret;
 
-	/*
-	 * Code analysed for the other kind of process (a file mapped by a
-	 * 64-bit and a 32-bit one) would run wrongly here: not armed there,
-	 * nor disarmed (an int3 there is someone else's).
-	 */
-	if (!arch_uprobe_mm_supported(&s->arch, mm))
-		return 0;
 	if (is_swbp_insn(kaddr) || uprobe_site_optimized(s, mm, vaddr)) {
 		set_bit(MMF_HAS_UPROBES, &mm->flags);
 		return 0;
@@ -762,7 +755,7 @@ void uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 {
 	void *kaddr = kpage + offset_in_page(vaddr);
 
-	if (!is_swbp_insn(kaddr) || !arch_uprobe_mm_supported(&s->arch, vma->vm_mm))
+	if (!is_swbp_insn(kaddr))
 		return;
 	copy_to_user_page(vma, page, vaddr, kaddr, &s->arch.insn[0], 1);
 	ref_ctr_update(s, vma->vm_mm, -1);
@@ -1188,7 +1181,8 @@ int uprobe_mmap(struct vm_area_struct *vma)
 		spin_unlock(&uprobe_sites_lock);
 		if (!s)
 			break;
-		if (uprobe_site_wanted(s, mm))
+		if (arch_uprobe_mm_supported(&s->arch, mm) &&
+		    uprobe_site_wanted(s, mm))
 			arm_site(s, mm, offset_vaddr(vma, s->offset));
 		off = s->offset + 1;
 		uprobe_site_put(s);

@@ -60,7 +60,7 @@ struct xol_area {
  * backed, and when arming also not writable (a breakpoint in a page the
  * program writes itself could be overwritten or copied around).  Whether
  * the process runs the kind of code the site was analysed as is asked per
- * site, in uprobe_arm_in_page().
+ * site (vma_has_site()).
  */
 static inline bool valid_vma(struct vm_area_struct *vma, bool arming)
 {
@@ -83,8 +83,11 @@ static inline unsigned long offset_vaddr(struct vm_area_struct *vma,
 }
 
 /*
- * Does @vma map @s at @vaddr, in a process of the kind @s was analysed for
- * (never armed in the other kind: not disarmed there either)?
+ * Does @vma map @s at @vaddr, in a process of the kind of code @s was
+ * analysed as?  In the other kind (a file mapped by a 64-bit and a 32-bit
+ * process) it would run wrongly: it is never armed there, and an int3
+ * found there is someone else's.  The kind is the file's: all the sites of
+ * a file agree.
  */
 static inline bool vma_has_site(struct vm_area_struct *vma,
 				struct uprobe_site *s, unsigned long vaddr,
