@@ -212,7 +212,8 @@ int arch_uprobe_analyze_insn(struct arch_uprobe *aup, struct mm_struct *mm,
 int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs);
 int arch_uprobe_post_xol(struct arch_uprobe *aup, struct pt_regs *regs);
 bool arch_uprobe_xol_was_trapped(struct task_struct *tsk);
-bool arch_uprobe_mm_supported(struct mm_struct *mm);
+void arch_uprobe_file_mode(struct arch_uprobe *aup, const u8 *hdr);
+bool arch_uprobe_mm_supported(struct arch_uprobe *aup, struct mm_struct *mm);
 int arch_uprobe_exception_notify(struct notifier_block *self,
 				 unsigned long val, void *data);
 void arch_uprobe_abort_xol(struct arch_uprobe *aup, struct pt_regs *regs);

@@ -406,6 +406,7 @@ static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 				      struct uprobe_text_cursor *cur)
 {
 	struct uprobe_site *s = kzalloc(sizeof(*s), GFP_KERNEL);
+	u8 hdr[UPROBE_FILE_HDR_BYTES];
 	int ret;
 
 	if (!s)
@@ -424,9 +425,15 @@ static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 
 	/*
 	 * Analyse now, from the page cache, so that a bad address fails the
-	 * registration rather than some later mmap.
+	 * registration rather than some later mmap.  The file's header says
+	 * which kind of code it holds (not the cursor: it stays on the text).
 	 */
-	ret = read_file_bytes(inode, offset, s->arch.insn, MAX_UINSN_BYTES, cur);
+	ret = read_file_bytes(inode, 0, hdr, sizeof(hdr), NULL);
+	if (!ret) {
+		arch_uprobe_file_mode(&s->arch, hdr);
+		ret = read_file_bytes(inode, offset, s->arch.insn,
+				      MAX_UINSN_BYTES, cur);
+	}
 	if (!ret)
 		ret = arch_uprobe_analyze_insn(&s->arch, NULL, 0);
 	if (ret) {
@@ -1174,7 +1181,8 @@ int uprobe_mmap(struct vm_area_struct *vma)
 		spin_unlock(&uprobe_sites_lock);
 		if (!s)
 			break;
-		if (uprobe_site_wanted(s, mm))
+		if (arch_uprobe_mm_supported(&s->arch, mm) &&
+		    uprobe_site_wanted(s, mm))
 			arm_site(s, mm, offset_vaddr(vma, s->offset));
 		off = s->offset + 1;
 		uprobe_site_put(s);
@@ -1695,6 +1703,12 @@ static void handle_swbp(struct pt_regs *regs)
 	bool is_bp;
 	int idx;
 
+	/* A return to a trampoline that is an int3 (arch_uprobe_trampoline()). */
+	if (bp_vaddr == uprobe_get_trampoline_vaddr()) {
+		instruction_pointer_set(regs, bp_vaddr);
+		uprobe_handle_trampoline(regs);
+		return;
+	}
 	idx = srcu_read_lock(&uprobes_srcu);
 	s = uprobe_site_at(bp_vaddr, &is_bp);
 	if (!s) {

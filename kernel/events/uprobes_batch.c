@@ -256,6 +256,9 @@ static int batch_mm(struct batch_entry *e, unsigned int n,
 	struct vm_area_struct *vma;
 	int ret, err = 0;
 
+	/* One file, one kind of code: see vma_has_site(). */
+	if (!arch_uprobe_mm_supported(&e[0].s->arch, mm))
+		return 0;
 	mmap_write_lock(mm);
 	for_each_vma(vmi, vma) {
 		if (!vma->vm_file || file_inode(vma->vm_file) != inode ||

@@ -57,18 +57,16 @@ struct xol_area {
 /*
  * May the site be armed in this mapping?  Private, executable, file
  * backed, and when arming also not writable (a breakpoint in a page the
- * program writes itself could be overwritten or copied around) and in a
- * process whose code the architecture can analyse.
+ * program writes itself could be overwritten or copied around).  Whether
+ * the process runs the kind of code the site was analysed as is asked per
+ * site (vma_has_site()).
  */
 static inline bool valid_vma(struct vm_area_struct *vma, bool arming)
 {
 	vm_flags_t mask = VM_HUGETLB | VM_MAYEXEC | VM_MAYSHARE;
 
-	if (arming) {
+	if (arming)
 		mask |= VM_WRITE;
-		if (!arch_uprobe_mm_supported(vma->vm_mm))
-			return false;
-	}
 	return vma->vm_file && (vma->vm_flags & mask) == VM_MAYEXEC;
 }
 
@@ -83,14 +81,21 @@ static inline unsigned long offset_vaddr(struct vm_area_struct *vma,
 	return vma->vm_start + offset - ((loff_t)vma->vm_pgoff << PAGE_SHIFT);
 }
 
-/* Does @vma map @s at @vaddr? */
+/*
+ * Does @vma map @s at @vaddr, in a process of the kind of code @s was
+ * analysed as?  In the other kind (a file mapped by a 64-bit and a 32-bit
+ * process) it would run wrongly: it is never armed there, and an int3
+ * found there is someone else's.  The kind is the file's: all the sites of
+ * a file agree.
+ */
 static inline bool vma_has_site(struct vm_area_struct *vma,
 				struct uprobe_site *s, unsigned long vaddr,
 				bool arming)
 {
 	return vma && valid_vma(vma, arming) &&
 	       file_inode(vma->vm_file) == s->inode &&
-	       vma_offset(vma, vaddr) == s->offset;
+	       vma_offset(vma, vaddr) == s->offset &&
+	       arch_uprobe_mm_supported(&s->arch, vma->vm_mm);
 }
 
 /* Does @vma map the page of @s? */

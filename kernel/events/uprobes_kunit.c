@@ -6,9 +6,11 @@
  * (with a user stack from kunit_vm_mmap() where it pushes or pops), and
  * the registration errors of both APIs on a shmem file; for optimized
  * sites, the jump and the stub undone from each of its instructions; for
- * boosted copies, what may be boosted and the copy's code.
+ * boosted copies, what may be boosted and the copy's code; 32-bit code:
+ * which files hold it, its decode and its emulation.
  */
 #include <kunit/test.h>
+#include <linux/elf.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mman.h>
@@ -103,23 +105,34 @@ static const struct insn_case insn_cases[] = {
 	{ "pusha (32-bit only)", { 0x60 },				-ENOTSUPP },
 };
 
+/*
+ * Analyse @c's bytes into @a as 32-bit (@ia32) or 64-bit code and check
+ * the outcome; true when it was accepted, as expected.
+ */
+static bool check_case(struct kunit *test, const struct insn_case *c,
+		       struct arch_uprobe *a, bool ia32)
+{
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	memcpy(a->insn, c->bytes, MAX_UINSN_BYTES);
+	a->ia32 = ia32;
+	ret = arch_uprobe_analyze_insn(a, NULL, 0);
+	KUNIT_EXPECT_EQ_MSG(test, ret, c->err, "%s", c->what);
+	if (ret || c->err)
+		return false;
+	KUNIT_EXPECT_EQ_MSG(test, a->op, c->op, "%s", c->what);
+	KUNIT_EXPECT_EQ_MSG(test, a->len, c->len, "%s", c->what);
+	return true;
+}
+
 static void up_test_analysis(struct kunit *test)
 {
+	struct arch_uprobe a;
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(insn_cases); i++) {
-		const struct insn_case *c = &insn_cases[i];
-		struct arch_uprobe a = {};
-		int ret;
-
-		memcpy(a.insn, c->bytes, MAX_UINSN_BYTES);
-		ret = arch_uprobe_analyze_insn(&a, NULL, 0);
-		KUNIT_EXPECT_EQ_MSG(test, ret, c->err, "%s", c->what);
-		if (ret || c->err)
-			continue;
-		KUNIT_EXPECT_EQ_MSG(test, a.op, c->op, "%s", c->what);
-		KUNIT_EXPECT_EQ_MSG(test, a.len, c->len, "%s", c->what);
-	}
+	for (i = 0; i < ARRAY_SIZE(insn_cases); i++)
+		check_case(test, &insn_cases[i], &a, false);
 }
 
 static void up_test_undecodable(struct kunit *test)
@@ -188,11 +201,30 @@ static void up_test_riprel(struct kunit *test)
 	}
 }
 
-static void analyse(struct kunit *test, struct arch_uprobe *a, const u8 *b, int n)
+static void analyse_as(struct kunit *test, struct arch_uprobe *a, const u8 *b,
+		       int n, bool ia32)
 {
 	memset(a, 0, sizeof(*a));
 	memcpy(a->insn, b, n);
+	a->ia32 = ia32;
 	KUNIT_ASSERT_EQ(test, arch_uprobe_analyze_insn(a, NULL, 0), 0);
+}
+
+static void analyse(struct kunit *test, struct arch_uprobe *a, const u8 *b, int n)
+{
+	analyse_as(test, a, b, n, false);
+}
+
+/* A page of user memory in the test's mm, for the stack of emulations. */
+static unsigned long user_stack(struct kunit *test)
+{
+	unsigned long stack;
+
+	stack = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE_MSG(test, stack, 0UL, "no user stack");
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(stack));
+	return stack;
 }
 
 #define VADDR	0x400000UL
@@ -279,15 +311,11 @@ static void up_test_emulate_stack(struct kunit *test)
 	static const u8 call[] = { 0xe8, 0x00, 0x01, 0, 0 }, ret16[] = { 0xc2, 0x10, 0 };
 	static const u8 push[] = { 0x41, 0x54 }, pushf[] = { 0x9c };
 	static const u8 callr[] = { 0xff, 0xd4 };	/* call *%rsp */
-	unsigned long stack, top, val;
+	unsigned long top, val;
 	struct arch_uprobe a;
 	struct pt_regs regs = {};
 
-	stack = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
-			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_NE_MSG(test, stack, 0UL, "no user stack");
-	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(stack));
-	top = stack + PAGE_SIZE / 2;
+	top = user_stack(test) + PAGE_SIZE / 2;
 
 	analyse(test, &a, call, sizeof(call));
 	regs.ip = VADDR;
@@ -337,15 +365,11 @@ static void up_test_emulate_loads(struct kunit *test)
 	static const u8 pop[] = { 0x41, 0x5f }, leave[] = { 0xc9 };
 	static const u8 load[] = { 0x48, 0x8b, 0x05, 0x10, 0, 0, 0 };
 	static const u8 load32[] = { 0x8b, 0x05, 0x10, 0, 0, 0 };
-	unsigned long stack, top;
+	unsigned long top;
 	struct arch_uprobe a;
 	struct pt_regs regs = {};
 
-	stack = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
-			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_NE_MSG(test, stack, 0UL, "no user stack");
-	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(stack));
-	top = stack + PAGE_SIZE / 2;
+	top = user_stack(test) + PAGE_SIZE / 2;
 	KUNIT_ASSERT_EQ(test, put_user(0x8899aabbccddeeffUL,
 				       (unsigned long __user *)top), 0);
 
@@ -439,6 +463,164 @@ static void up_test_emulate_regs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, regs.sp, 0UL);
 	KUNIT_EXPECT_EQ(test, regs.flags,
 			kept | X86_EFLAGS_CF | X86_EFLAGS_ZF | X86_EFLAGS_PF);
+}
+
+/* ---- 32-bit code ---------------------------------------------------------- */
+
+/* ELF headers up to e_machine: only i386 is 32-bit code. */
+static void up_test_file_mode(struct kunit *test)
+{
+	static const struct {
+		const char	*what;
+		u8		hdr[UPROBE_FILE_HDR_BYTES];
+		bool		ia32;
+	} c[] = {
+		{ "i386", { 0x7f, 'E', 'L', 'F', ELFCLASS32, [18] = EM_386 }, true },
+		{ "x86-64", { 0x7f, 'E', 'L', 'F', ELFCLASS64, [18] = EM_X86_64 } },
+		{ "x32", { 0x7f, 'E', 'L', 'F', ELFCLASS32, [18] = EM_X86_64 } },
+		{ "not ELF", { '#', '!', '/', 'b', [4] = ELFCLASS32, [18] = EM_386 } },
+		{ "empty file" },
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		struct arch_uprobe a = { .ia32 = !c[i].ia32 };
+
+		arch_uprobe_file_mode(&a, c[i].hdr);
+		KUNIT_EXPECT_EQ_MSG(test, a.ia32,
+				    c[i].ia32 && IS_ENABLED(CONFIG_IA32_EMULATION),
+				    "%s", c[i].what);
+	}
+}
+
+static const struct insn_case insn32_cases[] = {
+	/* REX prefixes in 64-bit code, one instruction each here. */
+	{ "inc %eax",		{ 0x40, 0x90 },				0, UPX_STEP, 1 },
+	{ "dec %ebx; ret",	{ 0x4b, 0xc3 },				0, UPX_STEP, 1 },
+	{ "push %es",		{ 0x06 },				0, UPX_STEP, 1 },
+	{ "pusha",		{ 0x60 },				0, UPX_STEP, 1 },
+	{ "daa",		{ 0x27 },				0, UPX_STEP, 1 },
+	{ "les (%esi),%eax",	{ 0xc4, 0x06 },				0, UPX_STEP, 2 },
+	{ "vmovdqu (VEX)",	{ 0xc5, 0xfe, 0x6f, 0x06 },		0, UPX_STEP, 4 },
+	/* disp32 alone is an absolute address, not RIP-relative. */
+	{ "mov 0x1234,%esi",	{ 0x8b, 0x35, 0x34, 0x12, 0, 0 },	0, UPX_STEP, 6 },
+	{ "lea 0x1234,%esi",	{ 0x8d, 0x35, 0x34, 0x12, 0, 0 },	0, UPX_STEP, 6 },
+	{ "lea 0x8(%ebx),%esi",	{ 0x8d, 0x73, 0x08 },			0, UPX_LEA, 3 },
+	{ "mov %esp,%ebp",	{ 0x89, 0xe5 },				0, UPX_MOV, 2 },
+	{ "sub $8,%esp",	{ 0x83, 0xec, 0x08 },			0, UPX_STEP, 3 },
+	{ "endbr32",		{ 0xf3, 0x0f, 0x1e, 0xfb },		0, UPX_NOP, 4 },
+	{ "nop5",		{ 0x0f, 0x1f, 0x44, 0, 0 },		0, UPX_NOP, 5 },
+	{ "push %ebp",		{ 0x55 },				0, UPX_PUSH, 1 },
+	{ "pop %ebp",		{ 0x5d },				0, UPX_POP, 1 },
+	{ "call rel32",		{ 0xe8, 1, 2, 3, 4 },			0, UPX_CALL, 5 },
+	{ "ret $4",		{ 0xc2, 0x04, 0x00 },			0, UPX_RET, 3 },
+	{ "call *%eax",		{ 0xff, 0xd0 },				0, UPX_CALL_REG, 2 },
+	{ "call *0x1234",	{ 0xff, 0x15, 0x34, 0x12, 0, 0 },	0, UPX_STEP, 6 },
+	{ "jecxz",		{ 0xe3, 0x02 },				0, UPX_LOOP, 2 },
+	{ "pop %ss",		{ 0x17 },				-ENOTSUPP },
+	{ "lcall $0x23,$0",	{ 0x9a, 0, 0, 0, 0, 0x23, 0 },		-ENOTSUPP },
+	{ "ljmp $0x33,$0",	{ 0xea, 0, 0, 0, 0, 0x33, 0 },		-ENOTSUPP },
+	{ "int $0x80",		{ 0xcd, 0x80 },				-ENOTSUPP },
+	{ "sysenter",		{ 0x0f, 0x34 },				-ENOTSUPP },
+	{ "into",		{ 0xce },				-ENOTSUPP },
+};
+
+/*
+ * The same bytes mean other things in 32-bit code; nothing there is
+ * rewritten (no RIP-relative operand), boosted or optimized.
+ */
+static void up_test_analysis32(struct kunit *test)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(insn32_cases); i++) {
+		const struct insn_case *c = &insn32_cases[i];
+		struct arch_uprobe a;
+
+		if (!check_case(test, c, &a, true))
+			continue;
+		KUNIT_EXPECT_FALSE_MSG(test, a.fixups & UPX_FIX_SCRATCH, "%s", c->what);
+		KUNIT_EXPECT_MEMEQ_MSG(test, a.ixol, a.insn, a.len, "%s", c->what);
+		KUNIT_EXPECT_FALSE_MSG(test, arch_uprobe_optimizable(&a), "%s", c->what);
+		KUNIT_EXPECT_FALSE_MSG(test, arch_uprobe_boostable(&a, NULL), "%s", c->what);
+	}
+}
+
+static void analyse32(struct kunit *test, struct arch_uprobe *a, const u8 *b, int n)
+{
+	analyse_as(test, a, b, n, true);
+}
+
+#define VADDR32	0xfffffff0UL
+
+/* 4-byte stack words, ip in 32 bits, registers written zero-extended. */
+static void up_test_emulate32(struct kunit *test)
+{
+	static const u8 call[] = { 0xe8, 0x10, 0, 0, 0 }, ret4[] = { 0xc2, 4, 0 };
+	static const u8 callr[] = { 0xff, 0xd0 }, push[] = { 0x53 }, pop[] = { 0x5e };
+	static const u8 leave[] = { 0xc9 }, loop[] = { 0xe2, 0x10 };
+	unsigned long top;
+	struct arch_uprobe a;
+	struct pt_regs regs = {};
+	u32 w[2];
+
+	top = user_stack(test) + PAGE_SIZE / 2;
+
+	/* The call's target wraps at 4 GiB; it pushes 4 bytes only. */
+	analyse32(test, &a, call, sizeof(call));
+	KUNIT_ASSERT_EQ(test, put_user(~0UL, (unsigned long __user *)(top - 8)), 0);
+	regs.ip = VADDR32;
+	regs.sp = top;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, (VADDR32 + 5 + 0x10) & 0xffffffffUL);
+	KUNIT_EXPECT_EQ(test, regs.sp, top - 4);
+	KUNIT_ASSERT_EQ(test, copy_from_user(w, (void __user *)(top - 8), 8), 0UL);
+	KUNIT_EXPECT_EQ(test, w[1], (u32)(VADDR32 + 5));
+	KUNIT_EXPECT_EQ(test, w[0], ~0U);
+
+	/* ret $4 pops the word and 4 bytes more. */
+	analyse32(test, &a, ret4, sizeof(ret4));
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, (unsigned long)(u32)(VADDR32 + 5));
+	KUNIT_EXPECT_EQ(test, regs.sp, top + 4);
+
+	/* call *%eax: a target of 32 bits, whatever the upper half holds. */
+	analyse32(test, &a, callr, sizeof(callr));
+	regs.ip = 0x8048000;
+	regs.sp = top;
+	regs.ax = 0xdead000008049000UL;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, 0x8049000UL);
+	KUNIT_EXPECT_EQ(test, regs.sp, top - 4);
+
+	/* push %ebx; pop %esi: 4 bytes, zero-extended. */
+	analyse32(test, &a, push, sizeof(push));
+	regs.sp = top;
+	regs.bx = 0xcafe0000feedfaceUL;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.sp, top - 4);
+	analyse32(test, &a, pop, sizeof(pop));
+	regs.si = ~0UL;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.si, 0xfeedfaceUL);
+	KUNIT_EXPECT_EQ(test, regs.sp, top);
+
+	/* leave: %esp = %ebp + 4, %ebp from the stack. */
+	analyse32(test, &a, leave, sizeof(leave));
+	KUNIT_ASSERT_EQ(test, put_user(0x6060U, (u32 __user *)top), 0);
+	regs.bp = top;
+	regs.sp = top - 32;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.bp, 0x6060UL);
+	KUNIT_EXPECT_EQ(test, regs.sp, top + 4);
+
+	/* loop counts %ecx: 1 in it is the last round, whatever is above. */
+	analyse32(test, &a, loop, sizeof(loop));
+	regs.ip = 0x8048000;
+	regs.cx = 0x100000001UL;
+	KUNIT_EXPECT_TRUE(test, arch_uprobe_skip_sstep(&a, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, 0x8048002UL);
+	KUNIT_EXPECT_EQ(test, regs.cx, 0UL);
 }
 
 /* ---- registration ---------------------------------------------------------- */
@@ -551,7 +733,7 @@ static void stub_run(struct kunit *test, struct pt_regs *regs, unsigned int unti
 static void up_test_stub(struct kunit *test)
 {
 	u8 code[UPROBE_STUB_BYTES];
-	unsigned long stack, top;
+	unsigned long top;
 	struct pt_regs regs;
 	struct insn insn;
 	unsigned int i, off;
@@ -567,11 +749,7 @@ static void up_test_stub(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, code[16], 0x0f);		/* ud2 after the syscall */
 	KUNIT_EXPECT_EQ(test, code[17], 0x0b);
 
-	stack = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
-			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_NE_MSG(test, stack, 0UL, "no user stack");
-	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(stack));
-	top = stack + PAGE_SIZE - 64;
+	top = user_stack(test) + PAGE_SIZE - 64;
 
 	/* Stopped anywhere in the stub: back at the nop as it was. */
 	for (i = 0; i < ARRAY_SIZE(stub_steps); i++) {
@@ -777,6 +955,9 @@ static struct kunit_case uprobes_cases[] = {
 	KUNIT_CASE(up_test_emulate_stack),
 	KUNIT_CASE(up_test_emulate_loads),
 	KUNIT_CASE(up_test_emulate_regs),
+	KUNIT_CASE(up_test_file_mode),
+	KUNIT_CASE(up_test_analysis32),
+	KUNIT_CASE(up_test_emulate32),
 	KUNIT_CASE(up_test_jump),
 	KUNIT_CASE(up_test_stub),
 	KUNIT_CASE(up_test_boost),

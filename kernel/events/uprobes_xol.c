@@ -11,6 +11,7 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/uprobes.h>
 
@@ -71,6 +72,24 @@ void uprobe_xol_free(struct xol_area *area)
 	kfree(area);
 }
 
+/*
+ * The highest free page of the current process.  Not get_unmapped_area():
+ * outside a system call it would search a 32-bit process's address space
+ * from the 64-bit mmap base, above what 32-bit code can reach, whenever
+ * the top page is taken (the stack is there without ASLR).
+ */
+static unsigned long xol_place(void)
+{
+	struct vm_unmapped_area_info info = {
+		.flags		= VM_UNMAPPED_AREA_TOPDOWN,
+		.length		= PAGE_SIZE,
+		.low_limit	= max(PAGE_SIZE, mmap_min_addr),
+		.high_limit	= TASK_SIZE,
+	};
+
+	return vm_unmapped_area(&info);
+}
+
 /* Map @area into the current process at @vaddr, or anywhere if 0. */
 static int xol_map(struct mm_struct *mm, struct xol_area *area,
 		   unsigned long vaddr)
@@ -78,8 +97,7 @@ static int xol_map(struct mm_struct *mm, struct xol_area *area,
 	struct vm_area_struct *vma;
 
 	if (!vaddr) {
-		vaddr = get_unmapped_area(NULL, TASK_SIZE - PAGE_SIZE,
-					  PAGE_SIZE, 0, 0);
+		vaddr = xol_place();
 		if (IS_ERR_VALUE(vaddr))
 			return vaddr;
 	} else if (find_vma_intersection(mm, vaddr, vaddr + PAGE_SIZE)) {

@@ -6,6 +6,7 @@
 #   kp_arch          x86_64 or arm64 (the name the Makefile takes)
 #   kp_image         the kernel image, relative to the tree
 #   kp_ucc           the C compiler for the static guest programs
+#   kp_ucc32         x86_64 only: the compiler for i386 guest programs
 #   kp_deb_arch      Debian's name of the architecture (the guest packages)
 #   kp_console       the guest's serial console
 #   kp_qemu          QEMU, machine and CPU (an array)
@@ -24,7 +25,11 @@ x86_64|x86)
 	# SMAP on, so that the kernel's user-access rules hold in the guest
 	# (a probe's detour must not run its handlers with AC set).
 	kp_qemu=(qemu-system-x86_64 -machine pc -cpu qemu64,+smap)
-	kp_arch_deps=(qemu-system-x86 busybox-static bash-static)
+	# The i386 test program's compiler: Debian's cross compiler, since
+	# gcc-multilib conflicts with every other architecture's.
+	kp_ucc32=i686-linux-gnu-gcc
+	kp_arch_deps=(qemu-system-x86 busybox-static bash-static
+		      gcc-i686-linux-gnu libc6-dev-i386-cross)
 	kp_config_frags=("$top"/tools/harness/config/*.config)
 	kp_config_ours=()
 	unset ARCH CROSS_COMPILE

@@ -2,8 +2,8 @@
 # Build the kernel in BUILD_DIR/linux, then the out-of-tree modules (our test
 # modules and, when given, the user's EXTRA directory), install the kernel's
 # modules under BUILD_DIR/oot/modroot and build the static guest programs
-# (BUILD_DIR/oot/bin: kprobe_perf, kprobe_bpf, uprobe_target, uprobe_pmu,
-# uprobe_multi, uprobe_corners, uprobe_stub, wp_coexist).
+# (BUILD_DIR/oot/bin: kprobe_perf, kprobe_bpf, uprobe_target, uprobe_i386,
+# uprobe_pmu, uprobe_multi, uprobe_corners, uprobe_stub, wp_coexist).
 #
 #   build.sh BUILD_DIR [EXTRA_DIR]
 set -euo pipefail
@@ -48,7 +48,7 @@ prog() {
 	shift
 	name=${name%.c}
 	say "building tools/testing/kprobes/$src ($kp_arch, static)"
-	"$kp_ucc" -static -O2 -Wall "$@" -o "$bdir/oot/bin/$name" "$top/tools/testing/kprobes/$src"
+	"${cc:-$kp_ucc}" -static -O2 -Wall "$@" -o "$bdir/oot/bin/$name" "$top/tools/testing/kprobes/$src"
 }
 prog perf/kprobe_perf.c
 prog bpf/kprobe_bpf.c
@@ -59,6 +59,9 @@ if [ "$kp_arch" = x86_64 ]; then
 	prog uprobe/uprobe_multi.c -pthread
 	prog uprobe/uprobe_corners.c
 	prog uprobe/uprobe_stub.c
+	# i386 code, from Debian's cross compiler: gcc-multilib would
+	# conflict with the other architectures' cross compilers.
+	cc=$kp_ucc32 prog uprobe/uprobe_i386.c -fno-pie -no-pie -pthread
 fi
 if [ -n "$extra" ]; then
 	build_oot "$(cd "$extra" && pwd)" "$bdir/oot/extra"

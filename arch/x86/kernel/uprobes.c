@@ -4,19 +4,25 @@
  * hit carries each out, the single-step of a slot copy, return-address
  * hijacking and the uretprobe system call.
  *
- * Only 64-bit user code is handled.  Analysis uses the kernel's instruction
- * decoder in 64-bit mode.  Refused, with -ENOTSUPP as upstream:
+ * A site is decoded as 32-bit code when its file is an i386 ELF, else as
+ * 64-bit code (arch_uprobe_file_mode()), and is armed only in processes of
+ * that kind.  Emulation then pushes and pops 4-byte words and keeps ip in
+ * 32 bits; a 32-bit process returns from a probed function to an int3
+ * (no uretprobe system call in the compat table).  Refused, with
+ * -ENOTSUPP as upstream:
  *  - instructions that trap on purpose or leave the process's control:
  *    int3, int n, into, int1, ud0/ud1/ud2, syscall, sysenter and the
  *    system returns, iret and far transfers;
  *  - privileged ones that could only fault: hlt, cli, sti, in/out and the
  *    string forms, mov to/from control and debug registers, rdmsr/wrmsr,
  *    invd/wbinvd, clts, rsm, vmread/vmwrite and the system forms of 0f 01;
- *  - mov to %ss (it hides the trap after it), xbegin (its abort address
- *    is relative), REX2 and near branches with an operand-size prefix;
- *  - encodings invalid in 64-bit mode.
+ *  - mov to %ss and pop %ss (they hide the trap after them), xbegin (its
+ *    abort address is relative), REX2 and near branches with an
+ *    operand-size prefix;
+ *  - encodings invalid in 64-bit mode, in 64-bit code.
  * Bytes that do not decode give -ENOEXEC.
  */
+#include <linux/elf.h>
 #include <linux/kdebug.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
@@ -120,8 +126,9 @@ static int analyze_mov(struct arch_uprobe *a, struct insn *insn, u8 opc)
 		return 0;
 	if (insn_rip_relative(insn))
 		a->src = SRC_RIP;
-	else if (opc == 0x8d && X86_MODRM_RM(modrm) != 4)	/* no SIB */
-		a->src = gpr_slot(modrm_rm(insn));
+	else if (opc == 0x8d && X86_MODRM_RM(modrm) != 4 &&	/* no SIB */
+		 (X86_MODRM_MOD(modrm) || X86_MODRM_RM(modrm) != 5))
+		a->src = gpr_slot(modrm_rm(insn));	/* not disp32 alone */
 	else
 		return 0;
 	a->op = opc == 0x8d ? UPX_LEA : UPX_LOAD;
@@ -260,12 +267,14 @@ static int analyze_onebyte(struct arch_uprobe *a, struct insn *insn)
 		return insn->modrm.bytes[0] == 0xf8 ? -ENOTSUPP : 0;	/* xbegin */
 	case 0x8e:
 		return X86_MODRM_REG(insn->modrm.bytes[0]) == 2 ? -ENOTSUPP : 0;
-	/* Not valid in 64-bit mode. */
-	case 0x06: case 0x07: case 0x0e: case 0x16: case 0x17: case 0x1e:
+	/* Not valid in 64-bit mode; stepped in 32-bit code but for pop %ss. */
+	case 0x06: case 0x07: case 0x0e: case 0x16: case 0x1e:
 	case 0x1f: case 0x27: case 0x2f: case 0x37: case 0x3f: case 0x60:
-	case 0x61: case 0x62: case 0x82: case 0x9a: case 0xc4: case 0xc5:
-	case 0xd4: case 0xd5: case 0xd6: case 0xea:
-	/* Traps, far transfers, privileged. */
+	case 0x61: case 0x62: case 0x82: case 0xc4: case 0xc5:
+	case 0xd4: case 0xd5: case 0xd6:
+		return a->ia32 ? 0 : -ENOTSUPP;
+	/* pop %ss; traps, far transfers, privileged. */
+	case 0x17: case 0x9a: case 0xea:
 	case 0xcc: case 0xcd: case 0xce: case 0xcf: case 0xca: case 0xcb:
 	case 0xf1: case 0xf4: case 0xfa: case 0xfb:
 	case 0x6c ... 0x6f: case 0xe4 ... 0xe7: case 0xec ... 0xef:
@@ -379,9 +388,29 @@ static bool is_rep_string(struct insn *insn)
 }
 
 /**
+ * arch_uprobe_file_mode() - which kind of code a probed file holds
+ * @a: the site, before arch_uprobe_analyze_insn()
+ * @hdr: the first UPROBE_FILE_HDR_BYTES of the file (zeroes past its end)
+ *
+ * An i386 ELF holds 32-bit code.  Anything else (an x86-64 or x32 ELF, a
+ * file that is not ELF) is taken for 64-bit code.
+ */
+void arch_uprobe_file_mode(struct arch_uprobe *a, const u8 *hdr)
+{
+	BUILD_BUG_ON(UPROBE_FILE_HDR_BYTES <
+		     offsetofend(struct elf32_hdr, e_machine));
+	a->ia32 = IS_ENABLED(CONFIG_IA32_EMULATION) &&
+		  !memcmp(hdr, ELFMAG, SELFMAG) &&
+		  hdr[EI_CLASS] == ELFCLASS32 &&
+		  get_unaligned_le16(hdr + offsetof(struct elf32_hdr,
+						    e_machine)) == EM_386;
+}
+
+/**
  * arch_uprobe_analyze_insn() - decide how a probed instruction runs
- * @a: insn[] holds the bytes from the file; the rest is filled in
- * @mm: unused: only 64-bit code is supported
+ * @a: insn[] holds the bytes from the file, ia32 its kind; the rest is
+ *     filled in
+ * @mm: unused: the kind of code is the file's (arch_uprobe_file_mode())
  * @addr: unused: nothing depends on where the file is mapped
  *
  * Return: 0, -ENOEXEC for bytes that do not decode, -ENOTSUPP for an
@@ -393,7 +422,8 @@ int arch_uprobe_analyze_insn(struct arch_uprobe *a, struct mm_struct *mm,
 	struct insn insn;
 	int ret;
 
-	if (insn_decode(&insn, a->insn, MAX_UINSN_BYTES, INSN_MODE_64))
+	if (insn_decode(&insn, a->insn, MAX_UINSN_BYTES,
+			a->ia32 ? INSN_MODE_32 : INSN_MODE_64))
 		return -ENOEXEC;
 	if (insn_is_rex2(&insn) || insn_has_emulate_prefix(&insn))
 		return -ENOTSUPP;
@@ -431,11 +461,27 @@ int arch_uprobe_analyze_insn(struct arch_uprobe *a, struct mm_struct *mm,
 
 /* ---- emulation ------------------------------------------------------------ */
 
-static bool push_user(struct pt_regs *regs, unsigned long val)
+/* The size of a stack slot, of a pushed return address. */
+static unsigned int word_size(struct arch_uprobe *a)
 {
-	unsigned long sp = regs->sp - sizeof(long);
+	return a->ia32 ? sizeof(u32) : sizeof(u64);
+}
 
-	if (put_user(val, (unsigned long __user *)sp)) {
+/* A word of @a's size to user memory; 0 or -EFAULT. */
+static int store_user(struct arch_uprobe *a, unsigned long addr,
+		      unsigned long val)
+{
+	if (a->ia32)
+		return put_user((u32)val, (u32 __user *)addr);
+	return put_user(val, (unsigned long __user *)addr);
+}
+
+static bool push_user(struct arch_uprobe *a, struct pt_regs *regs,
+		      unsigned long val)
+{
+	unsigned long sp = regs->sp - word_size(a);
+
+	if (store_user(a, sp, val)) {
 		force_sig_fault(SIGSEGV, SEGV_MAPERR, (void __user *)sp);
 		return false;
 	}
@@ -464,7 +510,10 @@ static void emulate_add_rsp(struct arch_uprobe *a, struct pt_regs *regs)
 	regs->flags = (regs->flags & ~ARITH_FLAGS) | (fl & ARITH_FLAGS);
 }
 
-/* Read 8 (or 4, zero-extended) bytes of user memory; false on a fault. */
+/*
+ * Read 8 (or 4, zero-extended) bytes of user memory; false on a fault.
+ * In 32-bit code, registers are written zero-extended too.
+ */
 static bool load_user(unsigned long addr, bool half, unsigned long *val)
 {
 	u32 v32;
@@ -505,7 +554,7 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *a, struct pt_regs *regs)
 		next = target;
 		break;
 	case UPX_CALL:
-		if (!push_user(regs, next))
+		if (!push_user(a, regs, next))
 			return true;
 		next = target;
 		break;
@@ -513,25 +562,30 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *a, struct pt_regs *regs)
 		int3_emulate_jcc(regs, a->cond, next, a->rel);
 		goto done;
 	case UPX_LOOP:
+		/* 32-bit code counts %ecx: the same test on it zero-extended. */
+		if (a->ia32)
+			regs->cx = (u32)regs->cx;
 		if (probe_insn_loop_taken(a->cond, regs))
 			next = target;
+		if (a->ia32)
+			regs->cx = (u32)regs->cx;
 		break;
 	case UPX_RET:
-		if (get_user(val, (unsigned long __user *)regs->sp)) {
+		if (!load_user(regs->sp, a->ia32, &val)) {
 			force_sig_fault(SIGSEGV, SEGV_MAPERR,
 					(void __user *)regs->sp);
 			return true;
 		}
-		regs->sp += sizeof(long) + a->imm;
+		regs->sp += word_size(a) + a->imm;
 		next = val;
 		break;
 	case UPX_PUSH:
 		/* push %rsp stores the value from before the push. */
-		if (!push_user(regs, *reg_ptr(regs, a->reg)))
+		if (!push_user(a, regs, *reg_ptr(regs, a->reg)))
 			return true;
 		break;
 	case UPX_PUSHF:
-		if (!push_user(regs, regs->flags &
+		if (!push_user(a, regs, regs->flags &
 			       ~(X86_EFLAGS_RF | X86_EFLAGS_VM)))
 			return true;
 		break;
@@ -541,21 +595,21 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *a, struct pt_regs *regs)
 	case UPX_CALL_REG:
 		/* Read the target first: it may be %rsp itself. */
 		val = *reg_ptr(regs, a->reg);
-		if (!push_user(regs, next))
+		if (!push_user(a, regs, next))
 			return true;
 		next = val;
 		break;
 	case UPX_POP:
-		if (!load_user(regs->sp, false, &val))
+		if (!load_user(regs->sp, a->ia32, &val))
 			return false;
 		/* pop %rsp: the loaded value wins over the increment. */
-		regs->sp += sizeof(long);
+		regs->sp += word_size(a);
 		*reg_ptr(regs, a->reg) = val;
 		break;
 	case UPX_LEAVE:
-		if (!load_user(regs->bp, false, &val))
+		if (!load_user(regs->bp, a->ia32, &val))
 			return false;
-		regs->sp = regs->bp + sizeof(long);
+		regs->sp = regs->bp + word_size(a);
 		regs->bp = val;
 		break;
 	case UPX_MOV:
@@ -578,6 +632,9 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *a, struct pt_regs *regs)
 	}
 	regs->ip = next;
 done:
+	/* 32-bit code: ip wraps at 4 GiB, a register target has 32 bits. */
+	if (a->ia32)
+		regs->ip = (u32)regs->ip;
 	/*
 	 * TF set by the program or a debugger (ptrace single-step): the real
 	 * instruction would have trapped after it, so must the emulated one.
@@ -666,7 +723,7 @@ int arch_uprobe_post_xol(struct arch_uprobe *a, struct pt_regs *regs)
 	if (a->fixups & UPX_FIX_CALL) {
 		unsigned long ret = utask->xol_vaddr + a->len + delta;
 
-		if (put_user(ret, (unsigned long __user *)regs->sp))
+		if (store_user(a, regs->sp, ret))
 			return -EFAULT;
 	}
 	/* A debugger was stepping the thread: this was its step. */
@@ -683,12 +740,14 @@ void arch_uprobe_abort_xol(struct arch_uprobe *a, struct pt_regs *regs)
 }
 
 /*
- * Sites are analysed as 64-bit code, and a 32-bit task's int3 is not ours
- * (the notifier passes it on): arming one there would get it SIGTRAP.
+ * May @a be armed in @mm?  Only in a process of the kind of code it was
+ * analysed as: a file mapped by both a 64-bit and a 32-bit process (not an
+ * ELF either could run, a data file mapped executable) is probed in the
+ * processes of one kind only.
  */
-bool arch_uprobe_mm_supported(struct mm_struct *mm)
+bool arch_uprobe_mm_supported(struct arch_uprobe *a, struct mm_struct *mm)
 {
-	return is_64bit_mm(mm);
+	return a->ia32 == !is_64bit_mm(mm);
 }
 
 bool arch_uprobe_xol_was_trapped(struct task_struct *t)
@@ -702,8 +761,16 @@ int arch_uprobe_exception_notify(struct notifier_block *self,
 	struct die_args *args = data;
 	struct pt_regs *regs = args->regs;
 
-	/* Kernel traps are kprobes' business; 32-bit code is not ours. */
-	if (!regs || !user_mode(regs) || !user_64bit_mode(regs))
+	/*
+	 * Kernel traps are kprobes' business.  Nor is a trap in code of the
+	 * other kind than its process ours (a 64-bit process that switched
+	 * to a 32-bit code segment, or the reverse): its sites were analysed
+	 * and its XOL area placed for the process's kind, and would run
+	 * wrongly.  Such a process gets SIGTRAP at a probe it hits in the
+	 * other mode: probing code it runs in that mode is not supported.
+	 */
+	if (!regs || !user_mode(regs) || !current->mm ||
+	    user_64bit_mode(regs) != is_64bit_mm(current->mm))
 		return NOTIFY_DONE;
 
 	switch (val) {
@@ -725,7 +792,8 @@ int arch_uprobe_exception_notify(struct notifier_block *self,
  * The trampoline, at the start of the XOL page.  A probed function returns
  * here; it saves the registers the syscall instruction clobbers and calls
  * sys_uretprobe(), which restores them and resumes at the real return
- * address.  It never comes back: ud2 if it does.
+ * address.  It never comes back: ud2 if it does.  A 32-bit process has an
+ * int3 there instead, which handle_swbp() recognises by its address.
  */
 #define URETPROBE_SYSCALL_END	11	/* offset after the syscall */
 
@@ -738,11 +806,31 @@ static u8 uretprobe_tramp[] = {
 	0x0f, 0x0b,			/* ud2 */
 };
 
+static u8 uretprobe_tramp32[] = { UPROBE_SWBP_INSN };
+
+/* Called by the process the XOL page is for. */
 void *arch_uprobe_trampoline(unsigned long *psize)
 {
+	if (!is_64bit_mm(current->mm)) {
+		*psize = sizeof(uretprobe_tramp32);
+		return uretprobe_tramp32;
+	}
 	put_unaligned_le32(__NR_uretprobe, &uretprobe_tramp[5]);
 	*psize = sizeof(uretprobe_tramp);
 	return uretprobe_tramp;
+}
+
+/* No shadow stack: the kernel has it for 64-bit processes only. */
+static unsigned long hijack_return32(unsigned long tramp, struct pt_regs *regs)
+{
+	u32 __user *sp = (u32 __user *)regs->sp;
+	u32 orig;
+
+	if (tramp > U32_MAX || get_user(orig, sp))
+		return -1UL;
+	if (orig != tramp && put_user(tramp, sp))
+		return -1UL;
+	return orig;
 }
 
 unsigned long arch_uretprobe_hijack_return_addr(unsigned long tramp,
@@ -751,6 +839,8 @@ unsigned long arch_uretprobe_hijack_return_addr(unsigned long tramp,
 	unsigned long __user *sp = (unsigned long __user *)regs->sp;
 	unsigned long orig;
 
+	if (!user_64bit_mode(regs))
+		return hijack_return32(tramp, regs);
 	if (get_user(orig, sp))
 		return -1UL;
 	if (orig == tramp)

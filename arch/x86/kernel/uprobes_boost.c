@@ -16,12 +16,12 @@
  * step must stop right after the instruction, at its real address.  Not
  * for a call through memory (it would push the stub's address) nor an
  * indirect jump (no way back needed, nor wanted: stepping it costs the
- * same), nor popf (UPX_NO_BOOST).  @regs is NULL for the question in
- * general (debugfs).
+ * same), nor popf (UPX_NO_BOOST), nor 32-bit code (a copy is made for
+ * 64-bit code).  @regs is NULL for the question in general (debugfs).
  */
 bool arch_uprobe_boostable(struct arch_uprobe *a, struct pt_regs *regs)
 {
-	if (regs && (regs->flags & X86_EFLAGS_TF))
+	if (a->ia32 || (regs && (regs->flags & X86_EFLAGS_TF)))
 		return false;
 	return (a->fixups & (UPX_FIX_IP | UPX_FIX_CALL | UPX_NO_BOOST)) ==
 	       UPX_FIX_IP;

@@ -46,9 +46,10 @@ static const u8 stub_code[STUB_LEN] = {
 	0x0f, 0x0b,
 };
 
+/* The stub is 64-bit code: never for a 32-bit site. */
 bool arch_uprobe_optimizable(struct arch_uprobe *a)
 {
-	return a->op == UPX_NOP && a->len == UPROBE_JMP_INSN_SIZE;
+	return !a->ia32 && a->op == UPX_NOP && a->len == UPROBE_JMP_INSN_SIZE;
 }
 
 void arch_uprobe_stub_write(void *kaddr)

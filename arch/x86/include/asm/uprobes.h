@@ -3,7 +3,9 @@
  * x86 side of uprobes: the breakpoint opcode, what instruction analysis
  * keeps per probe, and the per-thread state of an out-of-line step.
  *
- * A hit is carried out in one of two ways.  Branches, calls, returns, nops,
+ * A site is 64-bit code, or 32-bit code when the file is an i386 ELF; it
+ * is armed only in processes of its kind.  A hit is carried out in one of
+ * two ways.  Branches, calls, returns, nops,
  * pushes and pushf are emulated on the saved registers and never leave the
  * trap.  Everything else runs once from a slot of the process's XOL area
  * with the trap flag set, and the debug trap after it brings the thread
@@ -11,6 +13,7 @@
  * boosted, from a stub near the text that jumps back by itself, when the
  * thread is not being single-stepped.  A 5-byte nop, after its first hit,
  * is entered by a jump to a stub instead of the int3 (optimized sites).
+ * 32-bit sites are never boosted nor optimized.
  */
 #ifndef _ASM_X86_UPROBES_H
 #define _ASM_X86_UPROBES_H
@@ -32,6 +35,12 @@ typedef u8 uprobe_opcode_t;
  * overwrites it.
  */
 #define UPROBE_TRAP_NR			UINT_MAX
+
+/*
+ * How much of the start of a probed file arch_uprobe_file_mode() reads:
+ * an ELF header up to e_machine.
+ */
+#define UPROBE_FILE_HDR_BYTES		20
 
 /*
  * Optimized sites: a 5-byte nop becomes jmp rel32 to a stub of this size;
@@ -95,6 +104,7 @@ struct arch_uprobe {
 	u8	src;		/* pt_regs offset / 8 of a source register */
 	u8	scratch;	/* pt_regs offset / 8 of the scratch register */
 	u8	fixups;		/* UPX_FIX_* */
+	bool	ia32;		/* 32-bit code (an i386 ELF), see mm_supported */
 };
 
 struct arch_uprobe_task {
