@@ -212,7 +212,10 @@ int arch_uprobe_analyze_insn(struct arch_uprobe *aup, struct mm_struct *mm,
 int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs);
 int arch_uprobe_post_xol(struct arch_uprobe *aup, struct pt_regs *regs);
 bool arch_uprobe_xol_was_trapped(struct task_struct *tsk);
+#ifdef UPROBE_FILE_HDR_BYTES
+/* From the first UPROBE_FILE_HDR_BYTES of the file: the kind of its code. */
 void arch_uprobe_file_mode(struct arch_uprobe *aup, const u8 *hdr);
+#endif
 bool arch_uprobe_mm_supported(struct arch_uprobe *aup, struct mm_struct *mm);
 int arch_uprobe_exception_notify(struct notifier_block *self,
 				 unsigned long val, void *data);

@@ -401,12 +401,31 @@ static int read_file_bytes(struct inode *inode, loff_t offset, u8 *buf,
 	return 0;
 }
 
+/*
+ * The instruction's bytes; first, on architectures with more than one
+ * kind of user code (x86: i386), what the file's header says it holds
+ * (read without the cursor: that stays on the text).
+ */
+static int site_read_insn(struct uprobe_site *s, struct inode *inode,
+			  loff_t offset, struct uprobe_text_cursor *cur)
+{
+#ifdef UPROBE_FILE_HDR_BYTES
+	u8 hdr[UPROBE_FILE_HDR_BYTES];
+	int ret = read_file_bytes(inode, 0, hdr, sizeof(hdr), NULL);
+
+	if (ret)
+		return ret;
+	arch_uprobe_file_mode(&s->arch, hdr);
+#endif
+	return read_file_bytes(inode, offset, (u8 *)&s->arch.insn,
+			       MAX_UINSN_BYTES, cur);
+}
+
 static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 				      loff_t ref_ctr_offset,
 				      struct uprobe_text_cursor *cur)
 {
 	struct uprobe_site *s = kzalloc(sizeof(*s), GFP_KERNEL);
-	u8 hdr[UPROBE_FILE_HDR_BYTES];
 	int ret;
 
 	if (!s)
@@ -425,17 +444,17 @@ static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 
 	/*
 	 * Analyse now, from the page cache, so that a bad address fails the
-	 * registration rather than some later mmap.  The file's header says
-	 * which kind of code it holds (not the cursor: it stays on the text).
+	 * registration rather than some later mmap.
 	 */
-	ret = read_file_bytes(inode, 0, hdr, sizeof(hdr), NULL);
-	if (!ret) {
-		arch_uprobe_file_mode(&s->arch, hdr);
-		ret = read_file_bytes(inode, offset, s->arch.insn,
-				      MAX_UINSN_BYTES, cur);
-	}
+	ret = site_read_insn(s, inode, offset, cur);
+	/*
+	 * No process yet: analysed as for the kernel's own kind of process
+	 * (init_mm), with the file offset standing for the address, which it
+	 * equals modulo the page size (architectures check alignment).
+	 */
 	if (!ret)
-		ret = arch_uprobe_analyze_insn(&s->arch, NULL, 0);
+		ret = arch_uprobe_analyze_insn(&s->arch, &init_mm,
+					       (unsigned long)offset);
 	if (ret) {
 		free_site(s);
 		return ERR_PTR(ret);
@@ -622,7 +641,7 @@ int uprobe_arm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 {
 	struct mm_struct *mm = vma->vm_mm;
 	void *kaddr = kpage + offset_in_page(vaddr);
-	u8 bp = UPROBE_SWBP_INSN;
+	uprobe_opcode_t bp = UPROBE_SWBP_INSN;
 	int ret;
 
 	if (is_swbp_insn(kaddr) || uprobe_site_optimized(s, mm, vaddr)) {
@@ -634,7 +653,7 @@ int uprobe_arm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 		return ret;
 	/* Set first: the int3 may be hit the moment it is written. */
 	set_bit(MMF_HAS_UPROBES, &mm->flags);
-	copy_to_user_page(vma, page, vaddr, kaddr, &bp, 1);
+	copy_to_user_page(vma, page, vaddr, kaddr, &bp, UPROBE_SWBP_INSN_SIZE);
 	return 0;
 }
 
@@ -757,7 +776,8 @@ void uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 
 	if (!is_swbp_insn(kaddr))
 		return;
-	copy_to_user_page(vma, page, vaddr, kaddr, &s->arch.insn[0], 1);
+	copy_to_user_page(vma, page, vaddr, kaddr, &s->arch.insn,
+			  UPROBE_SWBP_INSN_SIZE);
 	ref_ctr_update(s, vma->vm_mm, -1);
 }
 
@@ -765,7 +785,7 @@ void uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 static int disarm_site(struct uprobe_site *s, struct mm_struct *mm,
 		       unsigned long vaddr)
 {
-	u8 cur;
+	uprobe_opcode_t cur;
 	int ret;
 
 	mmap_assert_write_locked(mm);
@@ -774,10 +794,11 @@ static int disarm_site(struct uprobe_site *s, struct mm_struct *mm,
 		if (ret)
 			return ret;
 	}
-	ret = uprobe_access_mm(mm, vaddr, &cur, 1, false);
+	ret = uprobe_access_mm(mm, vaddr, &cur, UPROBE_SWBP_INSN_SIZE, false);
 	if (ret || !is_swbp_insn(&cur))
 		return ret;
-	ret = uprobe_access_mm(mm, vaddr, &s->arch.insn[0], 1, true);
+	ret = uprobe_access_mm(mm, vaddr, &s->arch.insn, UPROBE_SWBP_INSN_SIZE,
+			       true);
 	if (ret)
 		return ret;
 	ref_ctr_update(s, mm, -1);
@@ -1442,7 +1463,7 @@ struct uprobe_site *uprobe_site_lookup(unsigned long bp_vaddr,
 	struct mm_struct *mm = current->mm;
 	struct uprobe_site *s;
 	struct vm_area_struct *vma;
-	u8 byte;
+	uprobe_opcode_t bp;
 
 	vma = lock_vma_under_rcu(mm, bp_vaddr);
 	if (vma) {
@@ -1461,8 +1482,9 @@ struct uprobe_site *uprobe_site_lookup(unsigned long bp_vaddr,
 		utask->last_stub = 0;
 	}
 	/* Read the text only now: a fault must not nest in the lock. */
-	*is_bp = !s && !copy_from_user(&byte, (void __user *)bp_vaddr, 1) &&
-		 is_swbp_insn(&byte);
+	*is_bp = !s && !copy_from_user(&bp, (void __user *)bp_vaddr,
+				      UPROBE_SWBP_INSN_SIZE) &&
+		 is_swbp_insn(&bp);
 	return s;
 }
 
@@ -1666,7 +1688,6 @@ static int prepare_step(struct uprobe_site *s, struct pt_regs *regs,
 {
 	struct uprobe_task *utask = current->utask;
 	struct xol_area *area = uprobe_xol_area();
-	u8 buf[MAX_UINSN_BYTES + UPROBE_SWBP_INSN_SIZE];
 	unsigned long slot;
 	int ret;
 
@@ -1675,15 +1696,14 @@ static int prepare_step(struct uprobe_site *s, struct pt_regs *regs,
 	slot = uprobe_xol_take_slot(area);
 	if (!slot)
 		return -EINTR;
-	/*
-	 * int3 after the copy: should the step ever not trap, the thread
-	 * stops there instead of running whatever follows.
-	 */
-	memset(buf, UPROBE_SWBP_INSN, sizeof(buf));
-	memcpy(buf, s->arch.ixol, s->arch.len);
-	arch_uprobe_copy_ixol(area->page, slot, buf, sizeof(buf));
+	/* What the architecture's analysis made of the instruction. */
+	BUILD_BUG_ON(sizeof(s->arch.ixol) > UPROBE_XOL_SLOT_BYTES);
+	arch_uprobe_copy_ixol(area->page, slot, &s->arch.ixol,
+			      sizeof(s->arch.ixol));
 	utask->xol_vaddr = slot;
 	utask->bp_vaddr = bp_vaddr;
+	/* Where upstream's architecture code looks for the probed address. */
+	utask->vaddr = bp_vaddr;
 	utask->active = s;
 	ret = arch_uprobe_pre_xol(&s->arch, regs);
 	if (ret) {
@@ -1703,7 +1723,7 @@ static void handle_swbp(struct pt_regs *regs)
 	bool is_bp;
 	int idx;
 
-	/* A return to a trampoline that is an int3 (arch_uprobe_trampoline()). */
+	/* A return to a trampoline that is a breakpoint (arch_uprobe_trampoline()). */
 	if (bp_vaddr == uprobe_get_trampoline_vaddr()) {
 		instruction_pointer_set(regs, bp_vaddr);
 		uprobe_handle_trampoline(regs);

@@ -161,7 +161,7 @@ int register_uprobe(struct uprobe *u)
 	loff_t offset = 0;
 	bool reap;
 	int ret = 0;
-	u8 byte = 0;
+	uprobe_opcode_t bp = 0;
 
 	might_sleep();
 	if (!u || !u->handler)
@@ -194,7 +194,8 @@ int register_uprobe(struct uprobe *u)
 	else if (!valid_vma(vma, true))
 		ret = -EINVAL;
 	else
-		ret = uprobe_access_mm(mm, u->vaddr, &byte, 1, false);
+		ret = uprobe_access_mm(mm, u->vaddr, &bp, UPROBE_SWBP_INSN_SIZE,
+				       false);
 	if (!ret) {
 		inode = igrab(file_inode(vma->vm_file));
 		offset = vma_offset(vma, u->vaddr);
@@ -209,7 +210,7 @@ int register_uprobe(struct uprobe *u)
 	existing = uprobe_site_find(inode, offset);
 	if (existing)
 		uprobe_site_put(existing);
-	else if (is_swbp_insn(&byte)) {
+	else if (is_swbp_insn(&bp)) {
 		ret = -EEXIST;
 		goto out_inode;
 	}
@@ -382,15 +383,17 @@ bool uprobe_seed_irq_handlers(struct pt_regs *regs, unsigned long bp_vaddr)
 /* Return: true when a handler sent the thread elsewhere: nothing more. */
 bool uprobe_seed_trap_handlers(struct pt_regs *regs)
 {
-	unsigned long bp_vaddr = uprobe_get_swbp_addr(regs);
+	unsigned long bp_vaddr = uprobe_get_swbp_addr(regs), trap_ip;
 
 	if (uprobe_boost_again(current->utask, regs, bp_vaddr))
 		return false;
-	regs->ip = bp_vaddr;
+	/* The handlers see ip at the probe; the trap's own ip goes back after. */
+	trap_ip = instruction_pointer(regs);
+	instruction_pointer_set(regs, bp_vaddr);
 	uprobe_seed_irq_handlers(regs, bp_vaddr);
-	if (regs->ip != bp_vaddr)
+	if (instruction_pointer(regs) != bp_vaddr)
 		return true;
-	regs->ip += UPROBE_SWBP_INSN_SIZE;
+	instruction_pointer_set(regs, trap_ip);
 	return false;
 }
 

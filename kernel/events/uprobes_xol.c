@@ -166,6 +166,36 @@ void uprobe_xol_put_slot(struct xol_area *area, unsigned long vaddr)
 		wake_up(&area->wq);
 }
 
+/*
+ * Defaults for architectures with one breakpoint and nothing more to say:
+ * upstream's architecture code relies on them.
+ */
+bool __weak is_swbp_insn(uprobe_opcode_t *insn)
+{
+	return *insn == UPROBE_SWBP_INSN;
+}
+
+bool __weak is_trap_insn(uprobe_opcode_t *insn)
+{
+	return is_swbp_insn(insn);
+}
+
+/* Every process can run every site's code. */
+bool __weak arch_uprobe_mm_supported(struct arch_uprobe *aup,
+				     struct mm_struct *mm)
+{
+	return true;
+}
+
+/* A return lands on a breakpoint, which the trap hands to the core. */
+void * __weak arch_uprobe_trampoline(unsigned long *psize)
+{
+	static uprobe_opcode_t insn = UPROBE_SWBP_INSN;
+
+	*psize = UPROBE_SWBP_INSN_SIZE;
+	return &insn;
+}
+
 void __weak arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
 				  void *src, unsigned long len)
 {

@@ -428,7 +428,13 @@ int arch_uprobe_analyze_insn(struct arch_uprobe *a, struct mm_struct *mm,
 	if (insn_is_rex2(&insn) || insn_has_emulate_prefix(&insn))
 		return -ENOTSUPP;
 
-	memcpy(a->ixol, a->insn, MAX_UINSN_BYTES);
+	/*
+	 * int3 after the copy (x86 instructions are 15 bytes at most):
+	 * should its step ever not trap, the thread stops there instead of
+	 * running whatever follows in the slot.
+	 */
+	memset(a->ixol, UPROBE_SWBP_INSN, sizeof(a->ixol));
+	memcpy(a->ixol, a->insn, insn.length);
 	a->len = insn.length;
 	a->op = UPX_STEP;
 	a->fixups = UPX_FIX_IP;
