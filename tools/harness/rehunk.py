@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Rewrite the integration hunks' line numbers after one of them changed.
 
-    rehunk.py PRISTINE_TREE [PATCH_DIR]
+    rehunk.py [--fuzz] PRISTINE_TREE [PATCH_DIR]
 
 Applies the hunks of PATCH_DIR (default tools/harness/patches) in file
 name order, as prepare.sh does, to copies of the files they touch taken
@@ -11,7 +11,8 @@ writes each hunk file back with its text before the first "--- a/" line
 unchanged and its diff made anew against the files as the hunks before
 it left them: three lines of context, files in the order they had.  A
 hunk that patch(1) cannot place at all (fuzz) is an error: rewrite that
-one by hand.  Prints the hunk files it changed.
+one by hand, or with --fuzz let patch(1) place it (and check where it
+went).  Prints the hunk files it changed.
 """
 import os
 import re
@@ -43,12 +44,12 @@ def apply_diff(content, diff, name):
         with open(path, "w") as f:
             f.write(content)
         body = re.sub(r"(?m)^(---|\+\+\+) [ab]/\S+", lambda m: m.group(1) + " f", diff, count=2)
-        r = subprocess.run(["patch", "--fuzz=0", "--no-backup-if-mismatch", path],
+        r = subprocess.run(["patch", f"--fuzz={FUZZ}", "--no-backup-if-mismatch", path],
                            input=body, text=True, capture_output=True)
         if r.returncode:
             raise RuntimeError(f"{name}: does not apply: {r.stdout}{r.stderr}")
         with open(path) as f:
-            return f.read(), "offset" in r.stdout
+            return f.read(), "offset" in r.stdout or "fuzz" in r.stdout
 
 
 def make_diff(old, new, path):
@@ -65,7 +66,16 @@ def make_diff(old, new, path):
         return r.stdout
 
 
+FUZZ = 0
+
+
 def main():
+    global FUZZ
+    if sys.argv[1] == "--fuzz":
+        # A hunk whose context an earlier one changed: let patch(1) place
+        # it with fuzz, then check the result before committing it.
+        FUZZ = 2
+        del sys.argv[1]
     pristine = sys.argv[1]
     pdir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "patches")
