@@ -221,6 +221,8 @@ int arch_uprobe_exception_notify(struct notifier_block *self,
 				 unsigned long val, void *data);
 void arch_uprobe_abort_xol(struct arch_uprobe *aup, struct pt_regs *regs);
 bool arch_uprobe_skip_sstep(struct arch_uprobe *aup, struct pt_regs *regs);
+/* Is @aup carried out by arch_uprobe_skip_sstep(), never stepped? */
+bool arch_uprobe_emulated(struct arch_uprobe *aup);
 unsigned long arch_uretprobe_hijack_return_addr(unsigned long trampoline_vaddr,
 						struct pt_regs *regs);
 bool arch_uretprobe_is_alive(struct return_instance *ret, enum rp_check ctx,

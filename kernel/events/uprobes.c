@@ -418,7 +418,7 @@ static int site_read_insn(struct uprobe_site *s, struct inode *inode,
 	arch_uprobe_file_mode(&s->arch, hdr);
 #endif
 	return read_file_bytes(inode, offset, (u8 *)&s->arch.insn,
-			       MAX_UINSN_BYTES, cur);
+			       sizeof(s->arch.insn), cur);
 }
 
 static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,

@@ -2,8 +2,9 @@
 /*
  * /sys/kernel/debug/uprobes: "list" shows every site (file, offset, how its
  * hits are carried out, hits and missed return probes) and every
- * per-process probe; "optimize" and "boost" turn optimized sites and
- * boosted copies off for new hits, to compare or to rule them out.
+ * per-process probe; "optimize" and "boost" (where the architecture has
+ * them) turn optimized sites and boosted copies off for new hits, to
+ * compare or to rule them out.
  */
 #include <linux/debugfs.h>
 #include <linux/rbtree.h>
@@ -13,14 +14,14 @@
 
 #include "uprobes_internal.h"
 
-static const char *arch_how(struct arch_uprobe *a)
+/* How a hit of the site is carried out, when nothing else decides. */
+static const char *site_how(struct arch_uprobe *a)
 {
-	if (arch_uprobe_optimizable(a))
+	if (IS_ENABLED(CONFIG_UPROBES_OPT) && arch_uprobe_optimizable(a))
 		return "jump";
-	if (a->op != UPX_STEP)
+	if (arch_uprobe_emulated(a))
 		return "emulate";
-	return READ_ONCE(uprobe_boost_enabled) &&
-	       arch_uprobe_boostable(a, NULL) ? "boost" : "step";
+	return uprobe_boost_on(a) ? "boost" : "step";
 }
 
 static int list_show(struct seq_file *m, void *v)
@@ -41,7 +42,7 @@ static int list_show(struct seq_file *m, void *v)
 			nc++;
 		srcu_read_unlock(&uprobes_srcu, idx);
 		seq_printf(m, "%lu:%#llx consumers=%d %s hits=%lu missed=%ld\n",
-			   s->inode->i_ino, s->offset, nc, arch_how(&s->arch),
+			   s->inode->i_ino, s->offset, nc, site_how(&s->arch),
 			   uprobe_site_hits(s),
 			   atomic_long_read(&s->missed));
 	}
@@ -57,8 +58,12 @@ static int __init uprobes_debugfs_init(void)
 	struct dentry *dir = debugfs_create_dir("uprobes", NULL);
 
 	debugfs_create_file("list", 0400, dir, NULL, &list_fops);
+#ifdef CONFIG_UPROBES_OPT
 	debugfs_create_bool("optimize", 0600, dir, &uprobe_opt_enabled);
+#endif
+#ifdef CONFIG_UPROBES_BOOST
 	debugfs_create_bool("boost", 0600, dir, &uprobe_boost_enabled);
+#endif
 	return 0;
 }
 late_initcall(uprobes_debugfs_init);

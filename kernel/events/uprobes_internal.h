@@ -370,6 +370,12 @@ static inline void uprobe_stub_moved(struct vm_area_struct *old,
 #ifdef CONFIG_UPROBES_BOOST
 extern bool uprobe_boost_enabled;
 
+/* Would a hit of @a now run from a boosted copy (debugfs list)? */
+static inline bool uprobe_boost_on(struct arch_uprobe *a)
+{
+	return READ_ONCE(uprobe_boost_enabled) && arch_uprobe_boostable(a, NULL);
+}
+
 bool uprobe_boost_fits(struct stub_page *sp, int i, struct arch_uprobe *a,
 		       unsigned long vaddr, bool fresh);
 bool uprobe_boost(struct uprobe_site *s, struct pt_regs *regs,
@@ -383,6 +389,11 @@ bool uprobe_boost_again(struct uprobe_task *utask, struct pt_regs *regs,
 bool uprobe_boost_resumed(struct pt_regs *regs, unsigned long vaddr);
 #else
 struct stub_page;
+
+static inline bool uprobe_boost_on(struct arch_uprobe *a)
+{
+	return false;
+}
 
 static inline bool uprobe_boost_fits(struct stub_page *sp, int i,
 				     struct arch_uprobe *a,

@@ -180,6 +180,12 @@ bool __weak is_trap_insn(uprobe_opcode_t *insn)
 	return is_swbp_insn(insn);
 }
 
+/* Upstream's architectures do not say: their list shows "step". */
+bool __weak arch_uprobe_emulated(struct arch_uprobe *aup)
+{
+	return false;
+}
+
 /* Every process can run every site's code. */
 bool __weak arch_uprobe_mm_supported(struct arch_uprobe *aup,
 				     struct mm_struct *mm)

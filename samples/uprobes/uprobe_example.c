@@ -76,10 +76,10 @@ static void sample_handler(struct uprobe *u, struct pt_regs *regs)
 	atomic_inc(&each_count[u - probes]);
 	/* Only the first few: a busy probe would flood the log. */
 	if (atomic_inc_return(&hit_count) <= 3)
-		pr_info("hit at %#lx in pid %d (%s): sp=%#lx ax=%#lx di=%#lx\n",
-			regs->ip, current->pid,
+		pr_info("hit at %#lx in pid %d (%s): sp=%#lx\n",
+			instruction_pointer(regs), current->pid,
 			in_task() && !irqs_disabled() ? "task" : "trap",
-			regs->sp, regs->ax, regs->di);
+			user_stack_pointer(regs));
 }
 
 static void sample_ret_handler(struct uprobe *u, unsigned long func,
@@ -87,7 +87,7 @@ static void sample_ret_handler(struct uprobe *u, unsigned long func,
 {
 	if (atomic_inc_return(&ret_count) <= 3)
 		pr_info("function %#lx returned %#lx to %#lx\n",
-			func, regs->ax, regs->ip);
+			func, regs_return_value(regs), instruction_pointer(regs));
 }
 
 static int __init uprobe_example_init(void)

@@ -539,6 +539,11 @@ static void set_reg(struct arch_uprobe *a, struct pt_regs *regs,
 	*reg_ptr(regs, a->reg) = a->cond ? (u32)val : val;
 }
 
+bool arch_uprobe_emulated(struct arch_uprobe *a)
+{
+	return a->op != UPX_STEP;
+}
+
 /**
  * arch_uprobe_skip_sstep() - carry out an emulated instruction
  * @a: the probe
