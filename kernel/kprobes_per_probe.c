@@ -111,22 +111,26 @@ void arch_disarm_kprobe_site(struct kprobe_site *s)
 }
 
 /* A batch is one site after the other: the architecture has no batch. */
-void arch_arm_kprobe_sites(struct list_head *sites)
+static void kp_pp_poke_sites(struct list_head *sites, bool arm)
 {
 	struct kprobe_site *s;
 
 	kp_pp_text_lock();
-	list_for_each_entry(s, sites, poke)
-		arch_arm_kprobe(&s->arch.kp);
+	list_for_each_entry(s, sites, poke) {
+		if (arm)
+			arch_arm_kprobe(&s->arch.kp);
+		else
+			arch_disarm_kprobe(&s->arch.kp);
+	}
 	kp_pp_text_unlock();
+}
+
+void arch_arm_kprobe_sites(struct list_head *sites)
+{
+	kp_pp_poke_sites(sites, true);
 }
 
 void arch_disarm_kprobe_sites(struct list_head *sites)
 {
-	struct kprobe_site *s;
-
-	kp_pp_text_lock();
-	list_for_each_entry(s, sites, poke)
-		arch_disarm_kprobe(&s->arch.kp);
-	kp_pp_text_unlock();
+	kp_pp_poke_sites(sites, false);
 }

@@ -64,6 +64,29 @@ static inline uint64_t count_of(int fd)
 #define I(c, d, s, o, k) ((struct bpf_insn){ .code = (c), .dst_reg = (d), \
 			  .src_reg = (s), .off = (o), .imm = (k) })
 
+/* A BPF_PROG_TYPE_KPROBE program of @n instructions: its fd, or -1. */
+static inline int load_kprobe_prog(const struct bpf_insn *p, int n,
+				   int attach_type)
+{
+	static char log[65536];
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_KPROBE;
+	attr.expected_attach_type = attach_type;
+	attr.insn_cnt = n;
+	attr.insns = (uint64_t)(uintptr_t)p;
+	attr.license = (uint64_t)(uintptr_t)"GPL";
+	attr.log_buf = (uint64_t)(uintptr_t)log;
+	attr.log_size = sizeof(log);
+	attr.log_level = 1;
+	fd = sys_bpf(BPF_PROG_LOAD, &attr);
+	if (fd < 0)
+		printf("# BPF_PROG_LOAD: %s\n# %.2000s\n", strerror(errno), log);
+	return fd;
+}
+
 /* Count the run, remember bpf_get_func_ip() and ctx->ax in map[0]. */
 static inline int load_prog(int map_fd, int attach_type)
 {
@@ -89,23 +112,8 @@ static inline int load_prog(int map_fd, int attach_type)
 		I(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
 		I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
-	static char log[65536];
-	union bpf_attr attr;
-	int fd;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_KPROBE;
-	attr.expected_attach_type = attach_type;
-	attr.insn_cnt = sizeof(p) / sizeof(p[0]);
-	attr.insns = (uint64_t)(uintptr_t)p;
-	attr.license = (uint64_t)(uintptr_t)"GPL";
-	attr.log_buf = (uint64_t)(uintptr_t)log;
-	attr.log_size = sizeof(log);
-	attr.log_level = 1;
-	fd = sys_bpf(BPF_PROG_LOAD, &attr);
-	if (fd < 0)
-		printf("# BPF_PROG_LOAD: %s\n# %.2000s\n", strerror(errno), log);
-	return fd;
+	return load_kprobe_prog(p, sizeof(p) / sizeof(p[0]), attach_type);
 }
 
 /* The userspace headers may predate uprobe_multi links: our own copy. */

@@ -252,22 +252,8 @@ static int load_stack_prog(int map_fd)
 		I(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
 		I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
-	static char log[65536];
-	union bpf_attr attr;
-	int fd;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_KPROBE;
-	attr.insn_cnt = sizeof(p) / sizeof(p[0]);
-	attr.insns = (uint64_t)(uintptr_t)p;
-	attr.license = (uint64_t)(uintptr_t)"GPL";
-	attr.log_buf = (uint64_t)(uintptr_t)log;
-	attr.log_size = sizeof(log);
-	attr.log_level = 1;
-	fd = sys_bpf(BPF_PROG_LOAD, &attr);
-	if (fd < 0)
-		printf("# BPF_PROG_LOAD: %s\n# %.2000s\n", strerror(errno), log);
-	return fd;
+	return load_kprobe_prog(p, sizeof(p) / sizeof(p[0]), 0);
 }
 
 static int stack_map(void)
