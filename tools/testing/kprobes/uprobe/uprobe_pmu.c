@@ -101,7 +101,7 @@ static void bpf_case(int type, int ret_bit, int retprobe, int n)
 	       "bpf %s: bpf_get_func_ip() is target_fn (%#llx, want %p)", what,
 	       (unsigned long long)s.func_ip, (void *)target_fn);
 	if (retprobe)
-		result(s.ax == (uint64_t)last, "bpf %s: %%rax is the return value (%lld, want %ld)",
+		result(s.ax == (uint64_t)last, "bpf %s: the return value register holds the return value (%lld, want %ld)",
 		       what, (long long)s.ax, last);
 	close(fd);
 	close(prog_fd);
@@ -146,10 +146,29 @@ out:
 	close(map_fd);
 }
 
+#ifdef __x86_64__
+/* sys_uretprobe (335, x86_64 only) belongs to the trampoline alone. */
+static void uretprobe_syscall_case(void)
+{
+	int status = 0;
+	pid_t child = fork();
+
+	if (!child) {
+		syscall(335);
+		_exit(0);
+	}
+	waitpid(child, &status, 0);
+	result(WIFSIGNALED(status) && WTERMSIG(status) == SIGILL,
+	       "the uretprobe system call outside the trampoline: SIGILL (status %#x)",
+	       status);
+}
+#else
+static void uretprobe_syscall_case(void) { }
+#endif
+
 int main(int argc, char **argv)
 {
-	int n = 50, type, ret_bit, fd, i, status = 0;
-	pid_t child;
+	int n = 50, type, ret_bit, fd, i;
 	ssize_t len;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -201,15 +220,6 @@ int main(int argc, char **argv)
 	multi_case(0, n);
 	multi_case(1, n);
 
-	/* sys_uretprobe (335) belongs to the trampoline alone. */
-	child = fork();
-	if (!child) {
-		syscall(335);
-		_exit(0);
-	}
-	waitpid(child, &status, 0);
-	result(WIFSIGNALED(status) && WTERMSIG(status) == SIGILL,
-	       "the uretprobe system call outside the trampoline: SIGILL (status %#x)",
-	       status);
+	uretprobe_syscall_case();
 	return failures ? 1 : 0;
 }
