@@ -1723,15 +1723,19 @@ static void handle_swbp(struct pt_regs *regs)
 	bool is_bp;
 	int idx;
 
-	/* A return to a trampoline that is a breakpoint (arch_uprobe_trampoline()). */
-	if (bp_vaddr == uprobe_get_trampoline_vaddr()) {
-		instruction_pointer_set(regs, bp_vaddr);
-		uprobe_handle_trampoline(regs);
-		return;
-	}
 	idx = srcu_read_lock(&uprobes_srcu);
 	s = uprobe_site_at(bp_vaddr, &is_bp);
 	if (!s) {
+		/*
+		 * A return to a trampoline that is a breakpoint
+		 * (arch_uprobe_trampoline()): the XOL page has no sites, so
+		 * the check costs the probes' hits nothing.
+		 */
+		if (bp_vaddr == uprobe_get_trampoline_vaddr()) {
+			instruction_pointer_set(regs, bp_vaddr);
+			uprobe_handle_trampoline(regs);
+			goto out;
+		}
 		/* Not ours: a breakpoint the program or a debugger set. */
 		if (is_bp)
 			force_sig(SIGTRAP);
