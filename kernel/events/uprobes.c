@@ -410,11 +410,20 @@ static int site_read_insn(struct uprobe_site *s, struct inode *inode,
 			  loff_t offset, struct uprobe_text_cursor *cur)
 {
 #ifdef UPROBE_FILE_HDR_BYTES
-	u8 hdr[UPROBE_FILE_HDR_BYTES];
-	int ret = read_file_bytes(inode, 0, hdr, sizeof(hdr), NULL);
+	u8 buf[UPROBE_FILE_HDR_BYTES], *hdr = buf;
+	int ret;
 
-	if (ret)
-		return ret;
+	if (cur && cur->hdr_inode == inode) {
+		hdr = cur->hdr;		/* a batch: read for its first site */
+	} else {
+		ret = read_file_bytes(inode, 0, buf, sizeof(buf), NULL);
+		if (ret)
+			return ret;
+		if (cur) {
+			memcpy(cur->hdr, buf, sizeof(buf));
+			cur->hdr_inode = inode;
+		}
+	}
 	arch_uprobe_file_mode(&s->arch, hdr);
 #endif
 	return read_file_bytes(inode, offset, (u8 *)&s->arch.insn,

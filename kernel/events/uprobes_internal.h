@@ -138,6 +138,11 @@ static inline bool uprobe_consumer_wants(struct uprobe_consumer *uc,
 /* The page cache folio the last instruction was read from, kept. */
 struct uprobe_text_cursor {
 	struct folio	*folio;
+#ifdef UPROBE_FILE_HDR_BYTES
+	/* The first bytes of the file hdr_inode, read once for its sites. */
+	struct inode	*hdr_inode;
+	u8		hdr[UPROBE_FILE_HDR_BYTES];
+#endif
 };
 
 int uprobe_check_probe(struct inode *inode, loff_t offset,
