@@ -37,16 +37,22 @@ static inline long sys_bpf(int cmd, union bpf_attr *attr)
 	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
 }
 
-static inline int create_map(void)
+/* A one-element array map of @value_size bytes: its fd, or -1. */
+static inline int create_array_map(uint32_t value_size)
 {
 	union bpf_attr attr;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.map_type = BPF_MAP_TYPE_ARRAY;
 	attr.key_size = sizeof(uint32_t);
-	attr.value_size = sizeof(struct seen);
+	attr.value_size = value_size;
 	attr.max_entries = 1;
 	return sys_bpf(BPF_MAP_CREATE, &attr);
+}
+
+static inline int create_map(void)
+{
+	return create_array_map(sizeof(struct seen));
 }
 
 /* Element 0 of the map, or all ones when it cannot be read. */

@@ -256,18 +256,6 @@ static int load_stack_prog(int map_fd)
 	return load_kprobe_prog(p, sizeof(p) / sizeof(p[0]), 0);
 }
 
-static int stack_map(void)
-{
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_ARRAY;
-	attr.key_size = sizeof(uint32_t);
-	attr.value_size = STACK_MAX * sizeof(uint64_t);
-	attr.max_entries = 1;
-	return sys_bpf(BPF_MAP_CREATE, &attr);
-}
-
 static void stack_case(int n)
 {
 	int outer_fd, perf_fd, bpf_fd, map_fd, prog_fd, i, got;
@@ -280,7 +268,7 @@ static void stack_case(int n)
 	outer_fd = probe((void *)outer, 1, 0);
 	perf_fd = probe((void *)inner, 1, PERF_SAMPLE_CALLCHAIN);
 	bpf_fd = probe((void *)inner, 1, 0);
-	map_fd = stack_map();
+	map_fd = create_array_map(STACK_MAX * sizeof(uint64_t));
 	prog_fd = map_fd < 0 ? -1 : load_stack_prog(map_fd);
 	if (outer_fd < 0 || perf_fd < 0 || bpf_fd < 0 || prog_fd < 0) {
 		result(0, "stack: events and the BPF program set up");
