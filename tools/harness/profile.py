@@ -5,7 +5,8 @@ Two halves in one file:
 
 * run inside gdb (profile.sh does that): attach to QEMU's gdb stub, stop at
   KP_PROF_START (a kernel symbol or *ADDRESS) once KP_PROF_COND holds and
-  KP_PROF_SKIP hits went by, then single-step until the hit is over -- the
+  KP_PROF_SKIP hits went by (and, with KP_PROF_AFTER=SYMBOL, only once
+  SYMBOL was reached), then single-step until the hit is over -- the
   return address found on the stack at START is reached (KP_PROF_UNTIL=
   return, for a breakpoint on a function's first instruction) or the CPU is
   back in user space (user, for an exception entry taken from user mode).
@@ -39,11 +40,19 @@ def trace_in_gdb():
     shortest = int(env.get("KP_PROF_MIN", "0"))
     gdb.execute("set pagination off")
     gdb.execute("target remote :%s" % env["KP_PROF_PORT"])
+    bp = 1
+    if env.get("KP_PROF_AFTER"):
+        # Boot past the kernel's own uses of START (ftrace's self tests
+        # take an int3 per patched site) before START's breakpoint goes in.
+        gdb.execute("hbreak %s" % env["KP_PROF_AFTER"])
+        gdb.execute("continue")
+        gdb.execute("delete 1")
+        bp = 2
     gdb.execute("hbreak %s" % env["KP_PROF_START"])
     if env.get("KP_PROF_COND"):
-        gdb.execute("condition 1 %s" % env["KP_PROF_COND"])
+        gdb.execute("condition %d %s" % (bp, env["KP_PROF_COND"]))
     if int(env.get("KP_PROF_SKIP", "0")):
-        gdb.execute("ignore 1 %s" % env["KP_PROF_SKIP"])
+        gdb.execute("ignore %d %s" % (bp, env["KP_PROF_SKIP"]))
     gdb.execute("continue")
 
     def pc():
@@ -71,7 +80,7 @@ def trace_in_gdb():
                 f.flush()
                 kept += 1
             elif int(env.get("KP_PROF_RESKIP", "0")):
-                gdb.execute("ignore 1 %s" % env["KP_PROF_RESKIP"],
+                gdb.execute("ignore %d %s" % (bp, env["KP_PROF_RESKIP"]),
                             to_string=True)
             gdb.execute("continue", to_string=True)
     gdb.execute("kill")

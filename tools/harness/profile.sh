@@ -13,13 +13,15 @@
 # console log, gdb's log and the traces.  KP_PROF_UNTIL=return (default:
 # the hit ends when START's return address is reached) or user (it ends in
 # user space); KP_PROF_COND, a gdb condition on START; KP_PROF_SKIP=N hits
-# to let go first; KP_PROF_N traces (3); KP_PROF_MIN and KP_PROF_RESKIP to
-# drop hits shorter than MIN instructions and let RESKIP go after each;
-# KP_PROF_PORT (1234).
+# to let go first; KP_PROF_AFTER=SYMBOL to arm START only once SYMBOL ran
+# (past the boot, whose ftrace self tests take an int3 per patched site);
+# KP_PROF_N traces (3); KP_PROF_MIN and KP_PROF_RESKIP to drop hits shorter
+# than MIN instructions and let RESKIP go after each; KP_PROF_PORT (1234).
 #
 # Example, a uprobe hit from the int3 in user mode to the return there:
 #   KP_CMDLINE="kpbench.set=uhits upbench.n=20000" KP_PROF_UNTIL=user \
 #   KP_PROF_COND='(*(unsigned long *)($rsp + 8) & 3) == 3' KP_PROF_SKIP=3000 \
+#   KP_PROF_AFTER=uprobe_register \
 #   tools/harness/profile.sh build/bench/ours extra asm_exc_int3
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
