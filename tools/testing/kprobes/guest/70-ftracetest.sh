@@ -104,7 +104,11 @@ report() {
 		[ -f "$3" ] && why=$(grep -v -e '^+' -e '^execute' "$3" | grep . | tail -n 1)
 		echo "ok - $what # SKIP $2${why:+: $why}" ;;
 	*)
-		notok "$what [$2]"
+		if [ "$name" = dynevent/add_remove_uprobe.tc ] && [ -n "$sh_text_at_0" ]; then
+			echo "not ok - $what [$2] # TODO $sh_text_at_0"
+		else
+			notok "$what [$2]"
+		fi
 		if [ -f "$3" ]; then
 			echo "# last lines of the log of $name:"
 			tail -n 40 "$3" | quiet
@@ -118,6 +122,18 @@ report() {
 if [ "$(readlink /bin/sh)" = busybox ]; then
 	ln -sf bash /bin/sh
 	trap 'ln -sf busybox /bin/sh; kp_cleanup' EXIT
+fi
+
+# The case probes the first executable mapping of the shell at its file
+# offset, as if code began there.  Where the linker put the ELF header in
+# that segment (offset 0: every arm64 binary; x86-64's default separates
+# them), the probe is on the header, which never runs, and the case fails
+# on every kernel, stock too (make compare): reported as a TODO, not a
+# failure, when it fails for that reason.
+sh_text_at_0=
+if echo 'cat /proc/$$/maps' | /bin/sh | grep "r-xp .*/bin/.*sh$" |
+	awk '{ print $3 }' | grep -qx 00000000; then
+	sh_text_at_0="the shell's executable mapping starts at file offset 0, the ELF header: the probe never hits on any kernel"
 fi
 
 done_n=0
