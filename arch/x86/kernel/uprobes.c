@@ -153,6 +153,12 @@ static int analyze_alu_rsp(struct arch_uprobe *a, struct insn *insn)
 	return 0;
 }
 
+/* The size of a stack slot, of a pushed return address. */
+static __always_inline unsigned int word_size(struct arch_uprobe *a)
+{
+	return a->ia32 ? sizeof(u32) : sizeof(u64);
+}
+
 static int set_branch(struct arch_uprobe *a, struct insn *insn, u8 op)
 {
 	if (probe_insn_has_prefix(insn, PFX_OPSIZE))
@@ -242,7 +248,9 @@ static int analyze_onebyte(struct arch_uprobe *a, struct insn *insn)
 		if (probe_insn_has_prefix(insn, PFX_OPSIZE))
 			return -ENOTSUPP;
 		a->op = UPX_RET;
-		a->imm = opc == 0xc2 ? (u16)insn->immediate.value : 0;
+		/* The return address and imm16 more, worked out once here. */
+		a->rel = word_size(a) +
+			 (opc == 0xc2 ? (u16)insn->immediate.value : 0);
 		return 0;
 	case 0xff:
 		return analyze_group5(a, insn);
@@ -467,23 +475,21 @@ int arch_uprobe_analyze_insn(struct arch_uprobe *a, struct mm_struct *mm,
 
 /* ---- emulation ------------------------------------------------------------ */
 
-/* The size of a stack slot, of a pushed return address. */
-static unsigned int word_size(struct arch_uprobe *a)
-{
-	return a->ia32 ? sizeof(u32) : sizeof(u64);
-}
-
-/* A word of @a's size to user memory; 0 or -EFAULT. */
-static int store_user(struct arch_uprobe *a, unsigned long addr,
-		      unsigned long val)
+/*
+ * A word of @a's size to user memory; 0 or -EFAULT.  These helpers are
+ * inlined into the emulation, which runs on every hit: out of line, they
+ * cost a hit on push or ret some 20 instructions more (make bench).
+ */
+static __always_inline int store_user(struct arch_uprobe *a,
+				      unsigned long addr, unsigned long val)
 {
 	if (a->ia32)
 		return put_user((u32)val, (u32 __user *)addr);
 	return put_user(val, (unsigned long __user *)addr);
 }
 
-static bool push_user(struct arch_uprobe *a, struct pt_regs *regs,
-		      unsigned long val)
+static __always_inline bool push_user(struct arch_uprobe *a,
+				      struct pt_regs *regs, unsigned long val)
 {
 	unsigned long sp = regs->sp - word_size(a);
 
@@ -520,7 +526,8 @@ static void emulate_add_rsp(struct arch_uprobe *a, struct pt_regs *regs)
  * Read 8 (or 4, zero-extended) bytes of user memory; false on a fault.
  * In 32-bit code, registers are written zero-extended too.
  */
-static bool load_user(unsigned long addr, bool half, unsigned long *val)
+static __always_inline bool load_user(unsigned long addr, bool half,
+				      unsigned long *val)
 {
 	u32 v32;
 
@@ -530,6 +537,16 @@ static bool load_user(unsigned long addr, bool half, unsigned long *val)
 		return false;
 	*val = v32;
 	return true;
+}
+
+/*
+ * Where a branch goes: 32-bit code wraps at 4 GiB, and a register target
+ * counts with its low half.  Other instructions cannot end beyond 4 GiB,
+ * since 32-bit user code lies below it: they need no such care.
+ */
+static unsigned long code_addr(struct arch_uprobe *a, unsigned long ip)
+{
+	return a->ia32 ? (u32)ip : ip;
 }
 
 /* A register result: 32-bit ones clear the upper half. */
@@ -558,26 +575,30 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *a, struct pt_regs *regs)
 	unsigned long next = regs->ip + a->len, target = next + a->rel;
 	unsigned long val;
 
+	/* The commonest first instruction (nop, endbr64) before the rest. */
+	if (a->op == UPX_NOP) {
+		regs->ip = next;
+		goto done;
+	}
 	switch (a->op) {
-	case UPX_NOP:
-		break;
 	case UPX_JMP:
-		next = target;
+		next = code_addr(a, target);
 		break;
 	case UPX_CALL:
 		if (!push_user(a, regs, next))
 			return true;
-		next = target;
+		next = code_addr(a, target);
 		break;
 	case UPX_JCC:
 		int3_emulate_jcc(regs, a->cond, next, a->rel);
+		regs->ip = code_addr(a, regs->ip);
 		goto done;
 	case UPX_LOOP:
 		/* 32-bit code counts %ecx: the same test on it zero-extended. */
 		if (a->ia32)
 			regs->cx = (u32)regs->cx;
 		if (probe_insn_loop_taken(a->cond, regs))
-			next = target;
+			next = code_addr(a, target);
 		if (a->ia32)
 			regs->cx = (u32)regs->cx;
 		break;
@@ -587,7 +608,7 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *a, struct pt_regs *regs)
 					(void __user *)regs->sp);
 			return true;
 		}
-		regs->sp += word_size(a) + a->imm;
+		regs->sp += a->rel;
 		next = val;
 		break;
 	case UPX_PUSH:
@@ -601,11 +622,11 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *a, struct pt_regs *regs)
 			return true;
 		break;
 	case UPX_JMP_REG:
-		next = *reg_ptr(regs, a->reg);
+		next = code_addr(a, *reg_ptr(regs, a->reg));
 		break;
 	case UPX_CALL_REG:
 		/* Read the target first: it may be %rsp itself. */
-		val = *reg_ptr(regs, a->reg);
+		val = code_addr(a, *reg_ptr(regs, a->reg));
 		if (!push_user(a, regs, next))
 			return true;
 		next = val;
@@ -643,9 +664,6 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *a, struct pt_regs *regs)
 	}
 	regs->ip = next;
 done:
-	/* 32-bit code: ip wraps at 4 GiB, a register target has 32 bits. */
-	if (a->ia32)
-		regs->ip = (u32)regs->ip;
 	/*
 	 * TF set by the program or a debugger (ptrace single-step): the real
 	 * instruction would have trapped after it, so must the emulated one.

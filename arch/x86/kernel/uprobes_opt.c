@@ -49,7 +49,8 @@ static const u8 stub_code[STUB_LEN] = {
 /* The stub is 64-bit code: never for a 32-bit site. */
 bool arch_uprobe_optimizable(struct arch_uprobe *a)
 {
-	return !a->ia32 && a->op == UPX_NOP && a->len == UPROBE_JMP_INSN_SIZE;
+	/* Asked on every hit of an int3 site: the cheapest refusal first. */
+	return a->op == UPX_NOP && a->len == UPROBE_JMP_INSN_SIZE && !a->ia32;
 }
 
 void arch_uprobe_stub_write(void *kaddr)

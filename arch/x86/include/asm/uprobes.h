@@ -70,7 +70,7 @@ enum uprobe_x86_op {
 	UPX_CALL,		/* call rel32 */
 	UPX_JCC,		/* jcc rel8/rel32, condition in .cond */
 	UPX_LOOP,		/* loopne/loope/loop/jrcxz, variant in .cond */
-	UPX_RET,		/* ret [imm16], imm16 in .imm */
+	UPX_RET,		/* ret [imm16], the bytes popped in .rel */
 	UPX_PUSH,		/* push %reg, pt_regs offset in .reg */
 	UPX_PUSHF,		/* pushf: push the flags without TF */
 	UPX_JMP_REG,		/* jmp *%reg, pt_regs offset in .reg */
@@ -95,8 +95,7 @@ struct arch_uprobe {
 	u8	insn[MAX_UINSN_BYTES];
 	/* What runs in the slot: RIP-relative operands rewritten. */
 	u8	ixol[MAX_UINSN_BYTES];
-	s32	rel;		/* branch displacement */
-	u16	imm;		/* ret imm16 */
+	s32	rel;		/* branch displacement; ret: bytes it pops */
 	u8	len;		/* instruction length */
 	u8	op;		/* enum uprobe_x86_op */
 	u8	cond;		/* jcc condition, loop variant */
