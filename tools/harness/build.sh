@@ -32,6 +32,9 @@ build_oot() {
 
 rm -rf "$bdir/oot"
 build_oot "$top/tools/testing/kprobes/modules" "$bdir/oot/kptest"
+# The README's example of a module against the API, which the guest's
+# 15-doc-examples.sh loads as the README says.
+build_oot "$top/samples/kprobes/extra" "$bdir/oot/docs"
 
 # The kernel's own modules under lib/modules/<release>, with modules.dep,
 # for modprobe in the guest (ftracetest's kprobe_module.tc modprobes the
