@@ -77,12 +77,12 @@ def blocks_rst(path, lines):
             j += 1
         start, body = j + 1, []
         while j < len(lines) and (not lines[j].strip() or lines[j][:1].isspace()):
-            body.append(lines[j])
+            body.append(lines[j].expandtabs(8))
             j += 1
         while body and not body[-1].strip():
             body.pop()
         indent = min((len(l) - len(l.lstrip()) for l in body if l.strip()), default=0)
-        text = "\n".join(l.expandtabs(8)[indent:] if l.strip() else "" for l in body)
+        text = "\n".join(l[indent:] if l.strip() else "" for l in body)
         # The RST list is never rendered with a language: "sh" stands in.
         yield start, ["sh"] + m.group(1).split(), text + "\n"
 
