@@ -33,6 +33,8 @@ while read -r id where tags; do
 	for t in $tags; do
 		case "$t" in
 		x86_64) [ "$(uname -m)" = x86_64 ] || why="x86_64 only" ;;
+		# Our debugfs files, uprobes list or wprobes: not on stock.
+		ours) [ -e "$KP_STATS" ] || why="uses interfaces of ours, not on this kernel" ;;
 		needs=*) command -v "${t#needs=}" > /dev/null 2>&1 ||
 			why="${t#needs=} is not in the guest" ;;
 		esac
