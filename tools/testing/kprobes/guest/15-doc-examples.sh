@@ -44,7 +44,7 @@ while read -r id where tags; do
 		continue
 	fi
 	kmark
-	(cd "$KP_MODS" && sh -ex "$D/$id.sh") > "$KP_TMP/out" 2>&1
+	(cd "$KP_MODS" && sh -ex "$D/$id.sh") < /dev/null > "$KP_TMP/out" 2>&1
 	rc=$?
 	if [ $rc = 0 ]; then
 		ok "$where: the example runs"
