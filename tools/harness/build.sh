@@ -1,6 +1,6 @@
 #!/bin/bash
 # Build the kernel in BUILD_DIR/linux, then the out-of-tree modules (our test
-# modules and, when given, the user's EXTRA directory), install the kernel's
+# modules, the README's example module and, when given, the user's EXTRA directory), install the kernel's
 # modules under BUILD_DIR/oot/modroot and build the static guest programs
 # (BUILD_DIR/oot/bin: kprobe_perf, kprobe_bpf, uprobe_target, uprobe_i386,
 # uprobe_pmu, uprobe_multi, uprobe_corners, uprobe_stub, wp_coexist).
