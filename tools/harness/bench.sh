@@ -10,7 +10,9 @@
 # and boots each three times: under -icount (the guest clock counts
 # instructions, so the figures repeat exactly), without it (wall-clock
 # nanoseconds, hit costs only), and on two host threads (uprobe hits from
-# two threads against one).  Writes build/bench/bench.{md,csv} and prints the table.
+# two threads against one).  Writes build/bench/bench.{md,csv} and prints the
+# table; a complete run also writes it into tools/testing/kprobes/bench/
+# README.md and its headline rows into README.md (KP_BENCH_DOC below).
 #
 # KP_BENCH_SET=uhits,hits (say) limits the icount run to those groups of
 # tools/testing/kprobes/bench/run.sh; KP_BENCH_WALL=0 skips the wall-clock
@@ -152,7 +154,30 @@ if [ "${KP_BENCH_TESTCFG:-1}" = 1 ]; then
 fi
 
 version=$(make -C "$out/${built[0]:-stock}/linux" -s kernelversion 2>/dev/null || echo unknown)
-"$h/bench_table.py" "$out" "$version"
+
+# The documents get the table of a complete run only: both kernels, every
+# group, the wall-clock, two-vCPU and test-config runs, every boot to its
+# end.  KP_BENCH_DOC=1 writes them anyway, KP_BENCH_DOC=0 never.
+doc=$src/README.md
+partial=
+[ -z "${KP_BENCH_SET:-}" ] || partial+=" KP_BENCH_SET=$KP_BENCH_SET"
+[ "${KP_BENCH_SIDES:-stock ours}" = "stock ours" ] || partial+=" KP_BENCH_SIDES=\"$KP_BENCH_SIDES\""
+[ "${KP_BENCH_WALL:-1}" = 1 ] || partial+=" KP_BENCH_WALL=$KP_BENCH_WALL"
+[ "${KP_BENCH_TESTCFG:-1}" = 1 ] || partial+=" KP_BENCH_TESTCFG=$KP_BENCH_TESTCFG"
+command="${partial# }${partial:+ }make bench"
+for side in stock ours; do
+	for run in icount wall multi testcfg; do
+		grep -qs '^kpbench: end' "$out/$side-$run.txt" || partial+=" ($side $run run unfinished)"
+	done
+done
+commit=$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)
+if [ "${KP_BENCH_DOC:-}" = 1 ] || { [ -z "$partial" ] && [ "${KP_BENCH_DOC:-}" != 0 ]; }; then
+	"$h/bench_table.py" "$out" "$version" "$doc" "$top/README.md" "$command" "$commit"
+	say "the table is in ${doc#$top/}, its headline rows in README.md"
+else
+	"$h/bench_table.py" "$out" "$version"
+	say "a partial run ($partial ), so ${doc#$top/} and README.md keep their table (KP_BENCH_DOC=1 writes it)"
+fi
 
 say "make bench took ${SECONDS}s"
 rc=$kunit_rc

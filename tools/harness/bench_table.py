@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
 """Turn the benchmark's guest output into one table: measure, stock, ours.
 
-    bench_table.py OUT_DIR UPSTREAM_VERSION
+    bench_table.py OUT_DIR UPSTREAM_VERSION [DOC README COMMAND COMMIT]
 
 Reads OUT_DIR/<side>-{icount,wall,testcfg}.txt (the "kpbench: ..." lines of each
 boot, see tools/testing/kprobes/bench/kpbench.c) and writes OUT_DIR/bench.md
 and OUT_DIR/bench.csv, then prints the Markdown table.
+
+With DOC and README (tools/testing/kprobes/bench/README.md and the top-level
+README.md), it also writes the table, headed by the run's date, COMMAND and
+COMMIT, between DOC's "<!-- bench-table begin" and "<!-- bench-table end"
+lines, and the HEADLINE rows between README's "<!-- headline begin" and
+"<!-- headline end" lines, so that the documents show what was measured.
 """
 import csv
 import datetime
@@ -72,6 +78,60 @@ EVERY = [
     ("every.hits", "every function entry: hits under the workload", "hits"),
     ("every.unreg", "every function entry: one unregister_kprobes()", "s"),
 ]
+
+
+# The README's short table: (key, run, what it says there).
+HEADLINE = [
+    ("hit.int3", "icount", "kprobe hit, int3 with a post handler"),
+    ("hit.boost", "icount", "kprobe hit, boosted"),
+    ("hit.opt", "icount", "kprobe hit, jump-optimized"),
+    ("hit.ftrace", "icount", "kprobe hit, on an ftrace call site"),
+    ("hit.kret", "icount", "kretprobe hit"),
+    ("reg1000.batch.armed", "icount",
+     "1000 kprobes, one register_kprobes(), until armed"),
+    ("reg1000.batch.unreg", "icount", "1000 kprobes, one unregister_kprobes()"),
+    ("uhit.nop", "icount", "uprobe hit on `nop`"),
+    ("uhit.nop5", "icount", "uprobe hit on a 5-byte nop (USDT)"),
+    ("uhit.uret", "icount", "uretprobe hit"),
+    ("uattach.attach", "icount",
+     "10,000 uprobes in one BPF uprobe_multi link: attach"),
+    ("uattach.detach", "icount", "the same: detach"),
+    ("hit.watch", "icount",
+     "write watch (stock: a hw_breakpoint, ours: a wprobe)"),
+]
+
+
+def splice(path, begin, end, lines):
+    """Replace what lies between the lines starting with BEGIN and END."""
+    with open(path) as f:
+        text = f.read().split("\n")
+    try:
+        b = next(i for i, l in enumerate(text) if l.startswith(begin))
+        e = next(i for i, l in enumerate(text) if i > b and l.startswith(end))
+    except StopIteration:
+        sys.exit("bench_table.py: no %s ... %s lines in %s" % (begin, end, path))
+    text[b + 1:e] = lines
+    with open(path, "w") as f:
+        f.write("\n".join(text))
+
+
+def write_docs(doc, readme, md, table, version, command, commit):
+    date = datetime.date.today().isoformat()
+    origin = "`%s` of %s (Linux %s, commit %s)" % (command, date, version, commit)
+    splice(doc, "<!-- bench-table begin", "<!-- bench-table end",
+           ["Written by %s." % origin, ""] + md)
+    unit = {(key, run): (measure, u) for key, run, measure, u in rows()}
+    cells = {(key, run): r for (key, run, _, _), r in zip(rows(), table)}
+    head = ("measure", "unit", "stock", "ours", "ours/stock")
+    short = ["| " + " | ".join(head) + " |",
+             "| " + " | ".join("---" for _ in head) + " |"]
+    for key, run, what in HEADLINE:
+        if (key, run) in cells:
+            r = cells[key, run]
+            short.append("| %s | %s | %s | %s | %s |"
+                         % (what, unit[key, run][1], r[2], r[3], r[4]))
+    splice(readme, "<!-- headline begin", "<!-- headline end",
+           short + ["", "From %s; the full table: tools/testing/kprobes/bench/README.md." % origin])
 
 
 def rows():
@@ -254,6 +314,9 @@ def main():
             notes_ = [cell(side, run, data, key)[1] for side in SIDES]
             w.writerow(r + tuple(notes_))
     print("\n".join(md))
+    if len(sys.argv) > 6:
+        write_docs(sys.argv[3], sys.argv[4], md, table, version, sys.argv[5],
+                   sys.argv[6])
 
 
 if __name__ == "__main__":

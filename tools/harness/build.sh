@@ -1,6 +1,6 @@
 #!/bin/bash
 # Build the kernel in BUILD_DIR/linux, then the out-of-tree modules (our test
-# modules and, when given, the user's EXTRA directory), install the kernel's
+# modules, the README's example module and, when given, the user's EXTRA directory), install the kernel's
 # modules under BUILD_DIR/oot/modroot and build the static guest programs
 # (BUILD_DIR/oot/bin: kprobe_perf, kprobe_bpf, uprobe_target, uprobe_i386,
 # uprobe_pmu, uprobe_multi, uprobe_corners, uprobe_stub, wp_coexist).
@@ -32,6 +32,9 @@ build_oot() {
 
 rm -rf "$bdir/oot"
 build_oot "$top/tools/testing/kprobes/modules" "$bdir/oot/kptest"
+# The README's example of a module against the API, which the guest's
+# 15-doc-examples.sh loads as the README says.
+build_oot "$top/samples/kprobes/extra" "$bdir/oot/docs"
 
 # The kernel's own modules under lib/modules/<release>, with modules.dep,
 # for modprobe in the guest (ftracetest's kprobe_module.tc modprobes the

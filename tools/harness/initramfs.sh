@@ -1,6 +1,7 @@
 #!/bin/bash
 # Pack the guest's initramfs: busybox, bash, our init and shell tests, the
-# kprobes sample modules, our test modules, the static test programs, the
+# kprobes sample modules, our test modules, the documentation's examples
+# (/kptest/doc), the static test programs, the
 # kernel's modules (/lib/modules), upstream's ftrace selftests
 # (/kptest/ftrace) and the user's EXTRA modules with their .txt data files.
 #
@@ -37,6 +38,26 @@ tree_entries() {
 [ "$kp_arch" = x86_64 ] ||
 	"$top/tools/harness/guest-root.sh" "$kp_deb_arch" "$top/build/guest-$kp_arch"
 
+# The documentation's examples for the guest, and the checks of the others.
+"$top/tools/harness/doc-examples.py" "$bdir/doc"
+
+# perf_entries: /usr/bin/perf, the libraries ldd finds for it and the
+# dynamic loader, at the paths the loader looks in (none when perf is not
+# installed).
+perf_entries() {
+	local bin lib
+	bin=$(command -v perf) || return 0
+	bin=$(readlink -f "$bin")
+	echo "file /usr/bin/perf $bin 755 0 0"
+	echo "dir /lib 755 0 0"
+	echo "dir /lib/x86_64-linux-gnu 755 0 0"
+	echo "dir /lib64 755 0 0"
+	ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+	while read -r lib; do
+		echo "file $lib $(readlink -f "$lib") 755 0 0"
+	done
+}
+
 {
 	for d in /dev /proc /sys /tmp /bin /sbin /usr /usr/bin /usr/sbin /root \
 		 /kptest /kptest/tests /kptest/modules /extra; do
@@ -51,7 +72,7 @@ tree_entries() {
 	for f in "$tests"/[0-9]*.sh; do
 		[ -f "$f" ] && echo "file /kptest/tests/${f##*/} $f 755 0 0"
 	done
-	for f in "$tree"/samples/kprobes/*.ko "$bdir"/oot/kptest/*.ko; do
+	for f in "$tree"/samples/kprobes/*.ko "$bdir"/oot/kptest/*.ko "$bdir"/oot/docs/*.ko; do
 		[ -f "$f" ] && echo "file /kptest/modules/${f##*/} $f 644 0 0"
 	done
 	# Static test programs (kprobe_perf).
@@ -62,6 +83,14 @@ tree_entries() {
 	# The kernel's modules and modules.dep, for modprobe (no symlinks:
 	# lib/modules/<release>/build points back at the tree).
 	tree_entries "$bdir/oot/modroot/lib" /lib
+	# The documentation's command examples (15-doc-examples.sh runs them),
+	# with the host's perf (Debian's linux-perf) and its libraries for
+	# the README's perf example: in the trees build.sh made (the example
+	# module is there), not in make bench's own.
+	if [ -d "$bdir/oot/docs" ]; then
+		tree_entries "$bdir/doc" /kptest/doc
+		[ "$kp_arch" = x86_64 ] && perf_entries
+	fi
 	# Upstream's ftrace selftests, pristine from the tree, for ftracetest.
 	tree_entries "$tree/tools/testing/selftests/ftrace" /kptest/ftrace
 	if [ -n "$extra" ]; then
