@@ -16,8 +16,9 @@
 #                                             with pti=on, which unmaps it,
 #                                             so reading it unguarded oopses
 #   kretprobe on __switch_to               -> x86: EINVAL (a kprobe is
-#                                             fine); x86's kretprobe
-#                                             blacklist, arm64 has none
+#                                             fine), x86's kretprobe
+#                                             blacklist; arm64 has none
+#                                             and takes it, as upstream
 #
 # Instruction boundaries: kp_target_asm (kp_target.ko) is hand-written
 # (see kp_target_asm.S).  x86: [endbr64,] 8 x nop, a 10-byte movabs, ret;
@@ -79,8 +80,12 @@ fi
 refused "freed init text (kernel_init_freeable)" -22 sym=kernel_init_freeable
 if [ "$(uname -m)" = x86_64 ]; then
 	refused "kretprobe on __switch_to" -22 sym=__switch_to ret=1
-else
-	skip "kretprobe on __switch_to refused" "the kretprobe blacklist is x86's"
+elif check "kretprobe on __switch_to registers (no kretprobe blacklist here)" \
+	probe_load sym=__switch_to ret=1; then
+	_b=$(probe_count hits)
+	sleep 1
+	check "kretprobe on __switch_to fires" test "$(probe_count hits)" -gt "$_b"
+	check "rmmod kp_probe (kretprobe on __switch_to)" unload kp_probe
 fi
 if check "kprobe on __switch_to registers" probe_load sym=__switch_to post=0; then
 	_b=$(probe_count hits)
