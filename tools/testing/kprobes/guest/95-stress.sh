@@ -66,7 +66,7 @@ if ! load kp_stress seconds="$secs"; then
 	klog_since | defang
 	exit 1
 fi
-ok "kp_stress.ko loads ($(klog_since | sed -n 's/.*kp_stress: //p' | head -n 1))"
+ok "kp_stress.ko loads ($(klog_since | sed -n 's/.*kp_stress: \(.*pool probes\)/\1/p' | head -n 1))"
 
 modules_loop &
 knobs_loop &
