@@ -2,7 +2,9 @@
 /*
  * kprobe_bpf: BPF programs on kprobes, from user space, without libbpf.
  *
- *   kprobe_bpf [-n CALLS] [SYMBOL]     (defaults: 50, __x64_sys_getppid)
+ *   kprobe_bpf [-n CALLS] [SYMBOL]     (defaults: 50, getppid's system call
+ *                                      entry, __x64_sys_getppid on x86_64,
+ *                                      __arm64_sys_getppid on arm64)
  *
  * SYMBOL must be what this program's getppid() system call runs.  The
  * program loads a BPF_PROG_TYPE_KPROBE program written here instruction by
@@ -23,8 +25,9 @@
  *              event is closed
  *
  * and in every round: the probe is in the kprobes list while the event is
- * open ([FTRACE] when the kernel has the function tracer: system call entry
- * points are ftrace call sites), and after the event is closed it is gone,
+ * open (on x86_64 [FTRACE] when the kernel has the function tracer: system
+ * call entry points are ftrace call sites; arm64 has no kprobes on ftrace),
+ * and after the event is closed it is gone,
  * the program no longer runs and getppid() works.
  *
  * Prints "ok - ..." / "not ok - ..." lines (others start with "#") for the
@@ -53,6 +56,15 @@
 #define FTRACE_FUNCS "/sys/kernel/tracing/available_filter_functions"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* getppid's system call entry; whether kprobes there sit on ftrace. */
+#if defined(__aarch64__)
+#define SYS_GETPPID	"__arm64_sys_getppid"
+#define KP_ON_FTRACE	0
+#else
+#define SYS_GETPPID	"__x64_sys_getppid"
+#define KP_ON_FTRACE	1
+#endif
 
 /* ---- instructions ---- */
 
@@ -278,8 +290,11 @@ static void run_round(const struct round *r, int pmu, int retbit,
 		       r->what, r->type, sym, i ? line : "");
 		if (i != 1)
 			show_list();
-		/* System call entries are ftrace call sites when ftrace is in. */
-		if (access(FTRACE_FUNCS, R_OK) == 0)
+		/*
+		 * System call entries are ftrace call sites when ftrace is
+		 * in, and x86's kprobes use them (arm64's do not).
+		 */
+		if (KP_ON_FTRACE && access(FTRACE_FUNCS, R_OK) == 0)
 			result(i == 1 && strstr(line, "[FTRACE]"),
 			       "%s: the kernel has the function tracer: the probe is [FTRACE]",
 			       r->what);
@@ -337,7 +352,7 @@ int main(int argc, char **argv)
 		{ "kretprobe", 'r', 0 },
 		{ "override", 'k', EXDEV },
 	};
-	const char *sym = "__x64_sys_getppid";
+	const char *sym = SYS_GETPPID;
 	int n = 50, pmu, retbit = -1, opt;
 	unsigned long long addr;
 	size_t i;

@@ -7,21 +7,45 @@
 #
 #   unknown symbol                         -> ENOENT (-2)
 #   unknown symbol in a loaded module      -> ENOENT
-#   offset inside an instruction           -> EILSEQ (-84)
+#   offset inside an instruction           -> x86: EILSEQ (-84); arm64:
+#                                             EINVAL (-22), as upstream's
+#                                             arm64 refuses an address that
+#                                             is not a multiple of 4
 #   kretprobe away from the function entry -> EINVAL (-22)
-#   freed init text (kernel_init_freeable) -> EINVAL; make test boots with
-#                                             pti=on, which unmaps it, so
-#                                             reading it unguarded oopses
-#   kretprobe on __switch_to               -> EINVAL (a kprobe is fine)
+#   freed init text (kernel_init_freeable) -> EINVAL; make test boots x86
+#                                             with pti=on, which unmaps it,
+#                                             so reading it unguarded oopses
+#   kretprobe on __switch_to               -> x86: EINVAL (a kprobe is
+#                                             fine), x86's kretprobe
+#                                             blacklist; arm64 has none
+#                                             and takes it, as upstream
 #
-# Instruction boundaries: kp_target_asm (kp_target.ko) is hand-written,
-# [endbr64,] 8 x nop, a 10-byte movabs, ret; offset 6 is a nop in the middle
-# of the function and offset 15 is inside the movabs, with IBT or without.
-# kernel_clone+1: assumes kernel_clone starts with a multi-byte instruction,
-# which holds for our config (X86_KERNEL_IBT=y: endbr64; with
-# FUNCTION_TRACER it would be the 5-byte __fentry__ call).
+# Instruction boundaries: kp_target_asm (kp_target.ko) is hand-written
+# (see kp_target_asm.S).  x86: [endbr64,] 8 x nop, a 10-byte movabs, ret;
+# offset 6 is a nop in the middle of the function and offset 15 is inside
+# the movabs, with IBT or without.  arm64: bti c, 4 x nop, ...; offset 8 is
+# a nop and offset 10 is inside it.
+# kernel_clone+1: on x86 assumes kernel_clone starts with a multi-byte
+# instruction, which holds for our config (X86_KERNEL_IBT=y: endbr64; with
+# FUNCTION_TRACER it would be the 5-byte __fentry__ call); on arm64 it is
+# inside the first (4-byte) instruction whatever it is.
 . /kptest/lib.sh
-x86_only "its probe targets are kp_target.ko, x86 assembly"
+
+case $(uname -m) in
+x86_64)
+	EILSEQ=-84	# inside an instruction
+	NOP=6		# a nop inside kp_target_asm
+	INSIDE=15	# inside kp_target_asm's movabs
+	;;
+aarch64)
+	EILSEQ=-22
+	NOP=8
+	INSIDE=10
+	;;
+*)
+	x86_only "no instruction boundaries known here (kp_target.ko is x86 and arm64 assembly)"
+	;;
+esac
 
 need "$KP_LIST"
 
@@ -46,7 +70,7 @@ refused() {
 
 refused "unknown symbol" -2 sym=kp_no_such_symbol_at_all
 refused "unknown symbol in kp_target (not loaded)" -2 sym=kp_target:kp_target_func
-refused "kernel_clone+1, inside its first instruction" -84 sym=kernel_clone offset=1
+refused "kernel_clone+1, inside its first instruction" $EILSEQ sym=kernel_clone offset=1
 check "no probe on kernel_clone left in the list" test -z "$(list_sym kernel_clone)" || show_list
 
 if grep -qw pti=on /proc/cmdline; then
@@ -54,7 +78,15 @@ if grep -qw pti=on /proc/cmdline; then
 		sh -c "dmesg | grep -q 'page tables isolation: enabled'"
 fi
 refused "freed init text (kernel_init_freeable)" -22 sym=kernel_init_freeable
-refused "kretprobe on __switch_to" -22 sym=__switch_to ret=1
+if [ "$(uname -m)" = x86_64 ]; then
+	refused "kretprobe on __switch_to" -22 sym=__switch_to ret=1
+elif check "kretprobe on __switch_to registers (no kretprobe blacklist here)" \
+	probe_load sym=__switch_to ret=1; then
+	_b=$(probe_count hits)
+	sleep 1
+	check "kretprobe on __switch_to fires" test "$(probe_count hits)" -gt "$_b"
+	check "rmmod kp_probe (kretprobe on __switch_to)" unload kp_probe
+fi
 if check "kprobe on __switch_to registers" probe_load sym=__switch_to post=0; then
 	_b=$(probe_count hits)
 	sleep 1
@@ -64,21 +96,21 @@ fi
 
 if check "insmod kp_target.ko" load kp_target; then
 	refused "unknown symbol in a loaded module" -2 sym=kp_target:kp_no_such_symbol
-	refused "kp_target_asm+15, inside its movabs" -84 sym=kp_target_asm offset=15
-	refused "kretprobe on kp_target_asm+6, not the function entry" -22 \
-		sym=kp_target_asm offset=6 ret=1
+	refused "kp_target_asm+$INSIDE, inside an instruction" $EILSEQ sym=kp_target_asm offset=$INSIDE
+	refused "kretprobe on kp_target_asm+$NOP, not the function entry" -22 \
+		sym=kp_target_asm offset=$NOP ret=1
 
 	# The control: a kprobe on an instruction boundary inside the function
 	# is fine, and fires.
-	if check "kprobe on kp_target_asm+6 (a nop) registers" probe_load sym=kp_target:kp_target_asm offset=6; then
+	if check "kprobe on kp_target_asm+$NOP (a nop) registers" probe_load sym=kp_target:kp_target_asm offset=$NOP; then
 		line=$(list_sym kp_target_asm k)
 		diag "list: $line"
-		check "list shows kp_target_asm+0x6" \
-			test "$(echo "$line" | awk '{ print $3 }')" = kp_target_asm+0x6 || show_list
+		check "list shows kp_target_asm+0x$NOP" \
+			test "$(echo "$line" | awk '{ print $3 }')" = kp_target_asm+0x$NOP || show_list
 		check "a breakpoint probe (not an ftrace site) is not [FTRACE]" \
 			test -z "$(echo "$line" | grep -F '[FTRACE]')"
 		d=$(delta_calls hits 3)
-		check "kprobe on kp_target_asm+6 fires (3 calls, $d hits)" test "$d" = 3
+		check "kprobe on kp_target_asm+$NOP fires (3 calls, $d hits)" test "$d" = 3
 		d=$(delta_calls post_hits 3)
 		check "its post_handler runs (3 calls, $d hits)" test "$d" = 3
 		check "rmmod kp_probe" unload kp_probe || diag_file "$KP_TMP/rmmod.out"

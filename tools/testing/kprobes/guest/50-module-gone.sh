@@ -17,7 +17,6 @@
 # probe it, and is freed (and its symbol dropped from kallsyms) when init
 # returns; what we check instead is that probing it afterwards is refused.
 . /kptest/lib.sh
-x86_only "its probe targets are kp_target.ko, x86 assembly"
 
 need "$KP_LIST"
 

@@ -3,7 +3,8 @@
 # on the function's entry whose handler makes the function return at once
 # with the injected value.
 #
-# The target is __x64_sys_sethostname (every syscall is on the
+# The target is sethostname's system call entry, __x64_sys_sethostname
+# (arm64: __arm64_sys_sethostname; every syscall is on the
 # ALLOW_ERROR_INJECTION list, type ERRNO), exercised by busybox "hostname
 # NAME" and by nothing else in the guest.  Checks: the function is in
 # "injectable"; once injected (retval -EXDEV, probability 100, times -1)
@@ -13,7 +14,10 @@
 . /kptest/lib.sh
 
 FF=$KP_DBG/fail_function
-func=__x64_sys_sethostname
+case $(uname -m) in
+aarch64) func=__arm64_sys_sethostname ;;
+*)	func=__x64_sys_sethostname ;;
+esac
 errno=18	# EXDEV, "Invalid cross-device link": nothing else returns it here
 need "$FF/inject"
 

@@ -8,12 +8,12 @@
 # debug.kprobes-optimization and kprobes/enabled, forks and reads /proc and
 # the kprobes list.  Then the module's exact phase and teardown report their
 # checks, and the kernel log must be clean.  "make stress" runs it alone
-# for 10 minutes.
+# for 10 minutes.  Without jump optimization (arm64) there is no
+# debug.kprobes-optimization to toggle, only kprobes/enabled.
 . /kptest/lib.sh
-x86_only "kp_stress.ko is x86 assembly"
 
 KNOB=/proc/sys/debug/kprobes-optimization
-need "$KNOB"
+[ "$(uname -m)" = x86_64 ] && need "$KNOB"
 need "$KP_ENABLED"
 
 secs=60
@@ -39,14 +39,14 @@ modules_loop() {
 knobs_loop() {
 	_i=0
 	while running; do
-		echo $((_i & 1)) > "$KNOB"
+		[ -e "$KNOB" ] && echo $((_i & 1)) > "$KNOB"
 		[ $((_i % 3)) = 0 ] && echo 0 > "$KP_ENABLED"
 		usleep 200000
 		echo 1 > "$KP_ENABLED"
 		usleep 300000
 		_i=$((_i + 1))
 	done
-	echo 1 > "$KNOB"
+	[ -e "$KNOB" ] && echo 1 > "$KNOB"
 	echo 1 > "$KP_ENABLED"
 }
 
@@ -66,7 +66,7 @@ if ! load kp_stress seconds="$secs"; then
 	klog_since | defang
 	exit 1
 fi
-ok "kp_stress.ko loads ($(klog_since | sed -n 's/.*kp_stress: //p' | head -n 1))"
+ok "kp_stress.ko loads ($(klog_since | sed -n 's/.*kp_stress: \(.*pool probes\)/\1/p' | head -n 1))"
 
 modules_loop &
 knobs_loop &
@@ -74,7 +74,7 @@ workload_loop &
 wait
 
 # The knobs are back at 1: the module's exact phase needs every probe armed.
-check "the optimization knob is back at 1" test "$(cat "$KNOB")" = 1
+[ -e "$KNOB" ] && check "the optimization knob is back at 1" test "$(cat "$KNOB")" = 1
 check "kprobes are enabled again" test "$(cat "$KP_ENABLED")" = 1
 cat /sys/kernel/debug/kp_stress/result > "$KP_TMP/result" 2>&1
 if ! grep -q '^ok - churn ran' "$KP_TMP/result"; then

@@ -1,18 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kps_short(x) = 2x + 10, with short instructions first, so that a jump at
- * its entry (or at +1) covers several instructions and a single step of
- * the first one would resume inside the jump's displacement:
+ * kps_short(x) = 2x + 10.
+ *
+ * x86_64: short instructions first, so that a jump at its entry (or at +1)
+ * covers several instructions and a single step of the first one would
+ * resume inside the jump's displacement:
  *
  *   +0 push %rbp (1)   +1 mov %rsp,%rbp (3)   +4 push %rbx (1)
  *   +5 mov %rdi,%rbx (3)   +8 lea 3(%rbx),%rax (4)   +12 add %rbx,%rax (3)
  *   +15 xor %ecx,%ecx (2)   +17 add $7,%rax (4)   +21 pop %rbx   +22 pop %rbp
  *
  * (all 4 bytes later with an endbr64 in front).
+ *
+ * arm64: the instruction classes upstream's arm64 kprobes treat apart, a
+ * probe on each 4 bytes, those that are simulated (PC-relative, branches)
+ * between those stepped in a slot, each simulated one checked by the
+ * result ("bti c" first: arm64's SYM_FUNC_START always puts one there):
+ *
+ *   +0 bti c (stepped)   +4 stp (stepped)   +8 mov x29, sp (stepped)
+ *   +12 adr (simulated)   +16 ldr [x1] (stepped)
+ *   +20 cbz, never taken (simulated)   +24 add (stepped)
+ *   +28 b (simulated)   +32 mov x0, xzr (skipped)
+ *   +36 ldr literal (simulated)   +40 add   +44 ldp   +48 ret (simulated)
  */
 #include <linux/linkage.h>
 
 	.text
+#if defined(CONFIG_X86)
 SYM_FUNC_START(kps_short)
 	push	%rbp
 	mov	%rsp, %rbp
@@ -26,3 +40,25 @@ SYM_FUNC_START(kps_short)
 	pop	%rbp
 	RET
 SYM_FUNC_END(kps_short)
+#elif defined(CONFIG_ARM64)
+SYM_FUNC_START(kps_short)
+	stp	x29, x30, [sp, #-16]!
+	mov	x29, sp
+	adr	x1, .Lkps_ten
+	ldr	x2, [x1]
+	cbz	x2, 1f			/* x2 is 10: a taken branch zeroes x0 */
+	add	x0, x0, x0
+	b	2f
+1:	mov	x0, xzr			/* only reached by a wrong branch */
+2:	ldr	x3, .Lkps_ten
+	add	x0, x0, x3
+	ldp	x29, x30, [sp], #16
+	ret
+SYM_FUNC_END(kps_short)
+
+	.balign	8
+.Lkps_ten:
+	.quad	10
+#else
+#error "kps_short: no version for this architecture"
+#endif

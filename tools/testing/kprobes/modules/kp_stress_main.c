@@ -87,8 +87,17 @@ noinline long kps_call(long x)
 /* Probes                                                                  */
 /* ---------------------------------------------------------------------- */
 
-#define KPS_POOL_MAX	80
-#define KPS_SCAN_BYTES	24	/* boundaries looked for in the first bytes */
+#define KPS_POOL_MAX	96
+/*
+ * Boundaries are looked for in the first bytes of each scanned target: on
+ * arm64 (4-byte instructions) a little further, to reach kps_short's
+ * simulated instructions.
+ */
+#ifdef CONFIG_ARM64
+#define KPS_SCAN_BYTES	40
+#else
+#define KPS_SCAN_BYTES	24
+#endif
 #define KPS_BATCH	6
 #define KPS_MAXERR	160
 
@@ -125,8 +134,13 @@ static const struct kps_target kps_targets[] = {
 	{ "snprintf",	true,	false },
 	{ "vsnprintf",	true,	false },
 	{ "sort_r",	true,	true },
+#ifdef CONFIG_X86
 	/* kp_target_asm: boundaries in its nops with or without endbr64 */
 	{ "kp_target:kp_target_asm", false, false, { 0, 5, 6, 7, -1 } },
+#else
+	/* kp_target_asm: bti, nop, adr, ldr literal, b (see its source) */
+	{ "kp_target:kp_target_asm", false, false, { 0, 8, 20, 28, 40, -1 } },
+#endif
 	{ "kp_target:kp_target_func", false, false, { 0, -1 } },
 };
 
@@ -137,8 +151,8 @@ static unsigned int kps_npool;
 enum {
 	KPS_P_COUNT_ENTRY,	/* kps_count entry: ftrace site */
 	KPS_P_COUNT_RET,	/* kretprobe on kps_count, same site */
-	KPS_P_SHORT_ENTRY,	/* kps_short entry: push, optimizable */
-	KPS_P_SHORT_POST,	/* kps_short +5: with a post handler */
+	KPS_P_SHORT_ENTRY,	/* kps_short entry: x86 push, optimizable */
+	KPS_P_SHORT_POST,	/* kps_short +KPS_SHORT_POST: a post handler */
 	KPS_P_SHORT_RET,	/* kretprobe on kps_short */
 	KPS_NPERSIST
 };
@@ -170,7 +184,7 @@ static void kps_print(struct pt_regs *regs)
 {
 	char buf[32];
 
-	snprintf(buf, sizeof(buf), "%lx", regs->ip);
+	snprintf(buf, sizeof(buf), "%lx", instruction_pointer(regs));
 }
 
 static int kps_pre(struct kprobe *p, struct pt_regs *regs)
@@ -690,10 +704,17 @@ static int __init kps_build_pool(void)
 }
 
 /*
- * Persistent probes: kps_count's entry (an ftrace site) with a kretprobe
- * on it, kps_short's entry (push: optimizable, a 1-byte first
- * instruction) with a kretprobe, and a post-handler probe 5 bytes in.
+ * Persistent probes: kps_count's entry (an ftrace site on x86) with a
+ * kretprobe on it, kps_short's entry (x86: push, optimizable, a 1-byte
+ * first instruction) with a kretprobe, and a post-handler probe a few bytes
+ * in (x86: +5, a mov, stepped; arm64: +12, an adr, simulated).
  */
+#ifdef CONFIG_X86
+#define KPS_SHORT_POST	5
+#else
+#define KPS_SHORT_POST	12
+#endif
+
 static int __init kps_register_persistent(void)
 {
 	static const struct {
@@ -704,7 +725,7 @@ static int __init kps_register_persistent(void)
 		[KPS_P_COUNT_ENTRY] = { "kps_count", 0, KPS_PRE },
 		[KPS_P_COUNT_RET] = { "kps_count", 0, KPS_RET },
 		[KPS_P_SHORT_ENTRY] = { "kps_short", 0, KPS_PRE },
-		[KPS_P_SHORT_POST] = { "kps_short", 5, KPS_POST },
+		[KPS_P_SHORT_POST] = { "kps_short", KPS_SHORT_POST, KPS_POST },
 		[KPS_P_SHORT_RET] = { "kps_short", 0, KPS_RET },
 	};
 	int i, ret;

@@ -2,16 +2,34 @@
 /*
  * A function whose instruction boundaries the shell tests can rely on.
  *
+ * x86_64:
  *   without IBT:  0..7 nop (1 byte each), 8..17 movabs, 18 ret
  *   with IBT:     0..3 endbr64, 4..11 nop, 12..21 movabs, 22 ret
  *
- * So offsets 5, 6 and 7 are instruction boundaries inside the function (not
- * its entry, which is 0, or 4 after an endbr64) in both builds, and offsets
- * 14 to 17 are inside the 10-byte movabs in both builds.
+ *   So offsets 5, 6 and 7 are instruction boundaries inside the function
+ *   (not its entry, which is 0, or 4 after an endbr64) in both builds, and
+ *   offsets 14 to 17 are inside the 10-byte movabs in both builds.
+ *
+ * arm64 (every instruction 4 bytes; arm64's SYM_FUNC_START puts a "bti c"
+ * first, BTI or not):
+ *   0     bti c       a hint, stepped in a slot
+ *   4..16 nop x 4     hints, stepped
+ *   20    adr         PC-relative, simulated
+ *   24    ldr [x1]    a load, stepped
+ *   28    ldr literal PC-relative, simulated
+ *   32    eor, 36 orr ALU, stepped
+ *   40    b           a branch, simulated (a fall-through zeroes x0)
+ *   48    ret         simulated
+ *
+ *   So offsets 4 to 16 are nops inside the function, and any offset that
+ *   is not a multiple of 4 is inside an instruction.
+ *
+ * Either way it returns 0x6b705f7461726765.
  */
 #include <linux/linkage.h>
 
 	.text
+#if defined(CONFIG_X86)
 SYM_FUNC_START(kp_target_asm)
 	nop
 	nop
@@ -24,3 +42,25 @@ SYM_FUNC_START(kp_target_asm)
 	movabsq	$0x6b705f7461726765, %rax
 	RET
 SYM_FUNC_END(kp_target_asm)
+#elif defined(CONFIG_ARM64)
+SYM_FUNC_START(kp_target_asm)
+	nop
+	nop
+	nop
+	nop
+	adr	x1, .Lkpt_word
+	ldr	x0, [x1]
+	ldr	x2, .Lkpt_word
+	eor	x2, x2, x0		/* 0 when both loads agree */
+	orr	x0, x0, x2
+	b	1f
+	mov	x0, xzr
+1:	ret
+SYM_FUNC_END(kp_target_asm)
+
+	.balign	8
+.Lkpt_word:
+	.quad	0x6b705f7461726765
+#else
+#error "kp_target_asm: no version for this architecture"
+#endif
