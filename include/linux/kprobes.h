@@ -116,6 +116,9 @@ int arch_trampoline_kprobe(struct kprobe *p);
 void *alloc_insn_page(void);
 /* A hit of @p's site skipped: every probe there counts it. */
 void kprobes_inc_nmissed_count(struct kprobe *p);
+/* Die notifier events, on architectures that deliver traps that way. */
+int kprobe_exceptions_notify(struct notifier_block *self, unsigned long val,
+			     void *data);
 
 #ifndef KPROBE_INSN_SLOT_SIZE
 #define KPROBE_INSN_SLOT_SIZE	(MAX_INSN_SIZE * sizeof(kprobe_opcode_t))
