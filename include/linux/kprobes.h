@@ -116,6 +116,17 @@ int arch_trampoline_kprobe(struct kprobe *p);
 void *alloc_insn_page(void);
 /* A hit of @p's site skipped: every probe there counts it. */
 void kprobes_inc_nmissed_count(struct kprobe *p);
+/*
+ * Functions no return probe may go on, a list some architectures still
+ * define: every one of them is empty (kretprobe_blacklist_size is 0), so
+ * the core does not read it.
+ */
+struct kretprobe_blackpoint {
+	const char *name;
+	void *addr;
+};
+
+extern struct kretprobe_blackpoint kretprobe_blacklist[];
 /* Die notifier events, on architectures that deliver traps that way. */
 int kprobe_exceptions_notify(struct notifier_block *self, unsigned long val,
 			     void *data);
