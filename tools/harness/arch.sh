@@ -3,7 +3,7 @@
 # userland and QEMU all follow it.  Anything but the host's architecture is
 # cross built with Debian's compilers and booted under TCG.
 #
-#   kp_arch          x86_64 or arm64 (the name the Makefile takes)
+#   kp_arch          x86_64, arm64 or riscv (the name the Makefile takes)
 #   kp_image         the kernel image, relative to the tree
 #   kp_ucc           the C compiler for the static guest programs
 #   kp_ucc32         x86_64 only: the compiler for i386 guest programs
@@ -48,8 +48,24 @@ arm64)
 	kp_config_ours=("$top"/tools/harness/config/arm64/ours/*.config)
 	export ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
 	;;
+riscv|riscv64)
+	kp_arch=riscv
+	kp_image=arch/riscv/boot/Image
+	kp_ucc=riscv64-linux-gnu-gcc
+	kp_deb_arch=riscv64
+	kp_console=ttyS0
+	# QEMU's own OpenSBI build (qemu-system-data) as the M-mode firmware.
+	kp_qemu=(qemu-system-riscv64 -machine virt -bios default)
+	# Debian 12 has no riscv64 binary packages: the guest's busybox and
+	# bash are cross built from Debian's source packages (guest-src.sh).
+	kp_arch_deps=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-system-misc)
+	kp_config_frags=("$top"/tools/harness/config/{kprobes,test,uprobes,users}.config
+			 "$top"/tools/harness/config/riscv/*.config)
+	kp_config_ours=("$top"/tools/harness/config/riscv/ours/*.config)
+	export ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu-
+	;;
 *)
-	echo "harness: error: ARCH=$kp_arch is not one the harness boots (x86_64, arm64)" >&2
+	echo "harness: error: ARCH=$kp_arch is not one the harness boots (x86_64, arm64, riscv)" >&2
 	exit 1
 	;;
 esac
