@@ -8,6 +8,8 @@
 #   kp_ucc           the C compiler for the static guest programs
 #   kp_ucc32         x86_64 only: the compiler for i386 guest programs
 #   kp_deb_arch      Debian's name of the architecture (the guest packages)
+#   kp_guest_src     1: the guest's busybox and bash are built from Debian's
+#                    sources (guest-src.sh), the architecture has no packages
 #   kp_console       the guest's serial console
 #   kp_qemu          QEMU, machine and CPU (an array)
 #   kp_arch_deps     the Debian packages the architecture needs
@@ -15,6 +17,7 @@
 #   kp_config_ours   more fragments for our kernel only (an array)
 
 kp_arch=${ARCH:-x86_64}
+kp_guest_src=
 case $kp_arch in
 x86_64|x86)
 	kp_arch=x86_64
@@ -53,6 +56,7 @@ riscv|riscv64)
 	kp_image=arch/riscv/boot/Image
 	kp_ucc=riscv64-linux-gnu-gcc
 	kp_deb_arch=riscv64
+	kp_guest_src=1
 	kp_console=ttyS0
 	# QEMU's own OpenSBI build (qemu-system-data) as the M-mode firmware.
 	kp_qemu=(qemu-system-riscv64 -machine virt -bios default)
