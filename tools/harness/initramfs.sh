@@ -33,9 +33,13 @@ tree_entries() {
 	done
 }
 
-# Another architecture's busybox and bash come from its Debian packages.
-[ "$kp_arch" = x86_64 ] ||
+# Another architecture's busybox and bash come from its Debian packages,
+# or are cross built from Debian's sources where it has none.
+if [ -n "$kp_guest_src" ]; then
+	"$top/tools/harness/guest-src.sh" "$kp_deb_arch" "$top/build/guest-$kp_arch"
+elif [ "$kp_arch" != x86_64 ]; then
 	"$top/tools/harness/guest-root.sh" "$kp_deb_arch" "$top/build/guest-$kp_arch"
+fi
 
 {
 	for d in /dev /proc /sys /tmp /bin /sbin /usr /usr/bin /usr/sbin /root \
