@@ -193,6 +193,17 @@ bool __weak arch_uprobe_mm_supported(struct arch_uprobe *aup,
 	return true;
 }
 
+/*
+ * Without a way to tell a frame that is gone from one still live (the
+ * stack pointer's direction and the return address's slot are the
+ * architecture's), every pending return is taken as live.
+ */
+bool __weak arch_uretprobe_is_alive(struct return_instance *ret,
+				    enum rp_check ctx, struct pt_regs *regs)
+{
+	return true;
+}
+
 /* Every hit of a site runs its handlers. */
 bool __weak arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs)
 {
