@@ -13,7 +13,9 @@
 #   make test-debug make test on a KASAN + KFENCE + lockdep kernel (build/debug)
 #   make test-icount  the KUnit suites alone, under -icount
 #   make configs    build (not boot) the other configurations: modules, ftrace,
-#                   optprobes, kretprobes off; PREEMPT_NONE/VOLUNTARY; arm64
+#                   optprobes, kretprobes off; PREEMPT_NONE/VOLUNTARY; and
+#                   arm64, riscv64, ppc64el, s390x, armhf cross built with
+#                   kprobes, kretprobes, uprobes and their trace events on
 #   make clean / distclean
 #
 # EXTRA=<dir>: build the out-of-tree modules in <dir> against the kernel, put
@@ -97,7 +99,7 @@ test-debug:
 	@$(MAKE) --no-print-directory test B=build/debug \
 		KP_CONFIG_EXTRA=$(CURDIR)/$(H)/config/debug.frag KP_TIMEOUT=$${KP_TIMEOUT:-5400}
 
-# CONFIGS="modules-off arm64" builds only those.
+# CONFIGS="modules-off s390x" builds only those.
 configs: deps
 	@$(H)/configs.sh $(CONFIGS)
 

@@ -174,11 +174,13 @@ NOKPROBE_SYMBOL(kprobe_busy_end);
 /**
  * kprobe_lookup_name() - the address of a symbol
  * @name: "symbol" or "module:symbol"
- * @offset: unused; kept for callers of the historical interface
+ * @offset: unused here; an architecture whose symbols need more than
+ *	kallsyms (powerpc's function descriptors) has its own
  *
  * Return: the address, or NULL.
  */
-kprobe_opcode_t *kprobe_lookup_name(const char *name, unsigned int offset)
+kprobe_opcode_t *__weak kprobe_lookup_name(const char *name,
+					   unsigned int offset)
 {
 	return (kprobe_opcode_t *)kallsyms_lookup_name(name);
 }

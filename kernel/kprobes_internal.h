@@ -160,6 +160,20 @@ bool kprobe_is_kretprobe(struct kprobe *p);
 void kretprobe_detach(struct kprobe *p);
 /* After the grace period: give @p's instances back. */
 void kretprobe_retire(struct kprobe *p);
+/*
+ * The backend of return probes, the core's own trampoline (kretprobes.c)
+ * or rethook's (kretprobes_rethook.c): give @rp its maxactive instances
+ * and the entry handler that hands them out, or free them again when @rp
+ * did not get registered.  kretprobe_instances(rp) is non-NULL while @rp
+ * has them.
+ */
+int kretprobe_alloc_instances(struct kretprobe *rp);
+void kretprobe_free_instances(struct kretprobe *rp);
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+#define kretprobe_instances(rp)	((rp)->rh)
+#else
+#define kretprobe_instances(rp)	((rp)->rph)
+#endif
 #else
 static inline bool kprobe_is_kretprobe(struct kprobe *p)
 {

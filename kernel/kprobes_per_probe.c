@@ -16,6 +16,8 @@
  * reentry checks and the post handler are found through it).
  */
 #include <linux/cpu.h>
+#include <linux/execmem.h>
+#include <linux/kdebug.h>
 #include <linux/kprobes.h>
 #include <linux/memory.h>
 
@@ -134,3 +136,37 @@ void arch_disarm_kprobe_sites(struct list_head *sites)
 {
 	kp_pp_poke_sites(sites, false);
 }
+
+/*
+ * A page for instruction slots, for architectures that have no
+ * alloc_insn_page() of their own: near the kernel text, mapped as execmem
+ * maps it (writable where the architecture stores to its slots).
+ */
+void *__weak alloc_insn_page(void)
+{
+	return execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE);
+}
+
+/*
+ * Some architectures (s390, 32-bit arm) take their breakpoint, step and
+ * fault events through the die notifier chain rather than calling into
+ * kprobes from their trap code: kprobe_exceptions_notify() is theirs.
+ */
+int __weak kprobe_exceptions_notify(struct notifier_block *self,
+				    unsigned long val, void *data)
+{
+	return NOTIFY_DONE;
+}
+NOKPROBE_SYMBOL(kprobe_exceptions_notify);
+
+static struct notifier_block kp_pp_die_nb = {
+	.notifier_call = kprobe_exceptions_notify,
+	/* Before anyone else on the chain: the event may be a probe's. */
+	.priority = INT_MAX,
+};
+
+static int __init kp_pp_init(void)
+{
+	return register_die_notifier(&kp_pp_die_nb);
+}
+early_initcall(kp_pp_init);

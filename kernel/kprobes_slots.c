@@ -85,19 +85,41 @@ void __weak arch_kprobe_fill_slot_page(void *page)
 {
 }
 
+#ifdef CONFIG_KPROBES_PER_PROBE
+/*
+ * An architecture served per probe writes its slots its own way: some
+ * with their text patching (the page may be read-only), 32-bit arm with
+ * plain stores.  Its alloc_insn_page(), or the default of
+ * kprobes_per_probe.c, decides how the page is mapped.
+ */
+static void *kp_slot_page_alloc(void)
+{
+	return alloc_insn_page();
+}
+#else
+static void *kp_slot_page_alloc(void)
+{
+	void *page = execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE);
+
+	if (page) {
+		arch_kprobe_fill_slot_page(page);
+		set_memory_rox((unsigned long)page, 1);
+	}
+	return page;
+}
+#endif
+
 static struct kp_slot_page *kp_slot_page_new(struct kp_slot_cache *c)
 {
 	struct kp_slot_page *pg = kzalloc(sizeof(*pg), GFP_KERNEL);
 
 	if (!pg)
 		return NULL;
-	pg->base = execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE);
+	pg->base = kp_slot_page_alloc();
 	if (!pg->base) {
 		kfree(pg);
 		return NULL;
 	}
-	arch_kprobe_fill_slot_page(pg->base);
-	set_memory_rox((unsigned long)pg->base, 1);
 	list_add_rcu(&pg->list, &c->pages);
 	return pg;
 }

@@ -2,12 +2,17 @@
 /*
  * Return probes.  A kretprobe is a kprobe on a function's entry whose
  * handler takes an instance from the probe's pool and replaces the return
- * address with the architecture's trampoline; the trampoline calls
+ * address with a trampoline, which runs the return handlers.
+ *
+ * The registration API at the end of this file serves both backends.  The
+ * core's own (here): the architecture's trampoline calls
  * kretprobe_trampoline_handler(), which runs the return handlers and
  * answers where to return to.  Pending instances are kept on a per-task
  * list, newest first, so that the unwinders can find the real return
  * addresses (kretprobe_find_ret_addr()).  An unregistered kretprobe's
- * instances still out retire themselves as their calls return.
+ * instances still out retire themselves as their calls return.  With
+ * CONFIG_KRETPROBE_ON_RETHOOK the instances, the trampoline and the
+ * per-task list are rethook's instead (kretprobes_rethook.c).
  */
 #define pr_fmt(fmt) "kprobes: " fmt
 
@@ -17,6 +22,8 @@
 #include <linux/slab.h>
 
 #include "kprobes_internal.h"
+
+#ifndef CONFIG_KRETPROBE_ON_RETHOOK
 
 static notrace int pre_handler_kretprobe(struct kprobe *p,
 					 struct pt_regs *regs);
@@ -383,15 +390,6 @@ static int kp_instance_init(void *obj, void *context)
 }
 
 /*
- * Functions whose return cannot be taken over (x86: __switch_to(), which
- * returns on another task's stack).  Most architectures have none.
- */
-bool __weak arch_kretprobe_refused(unsigned long func)
-{
-	return false;
-}
-
-/*
  * After the trampoline: put @correct_ret_addr where the architecture's
  * trampoline returns from, when ip alone does not say it.
  */
@@ -401,36 +399,11 @@ void __weak arch_kretprobe_fixup_return(struct pt_regs *regs,
 }
 NOKPROBE_SYMBOL(arch_kretprobe_fixup_return);
 
-/* A return probe goes on the entry of a function that allows it. */
-static int kp_kretprobe_check_func(struct kprobe *p)
-{
-	unsigned long size, offset;
-	bool on_entry = false;
-	kprobe_opcode_t *at;
-
-	at = kprobe_resolve(p->addr, p->symbol_name, p->offset, &on_entry);
-	if (IS_ERR(at))
-		return PTR_ERR(at);
-	if (!on_entry)
-		return -EINVAL;
-	if (kallsyms_lookup_size_offset((unsigned long)at, &size, &offset) &&
-	    arch_kretprobe_refused((unsigned long)at - offset))
-		return -EINVAL;
-	return 0;
-}
-
-static int kp_kretprobe_prepare(struct kretprobe *rp)
+/* The instances of @rp, with the entry handler that hands them out. */
+int kretprobe_alloc_instances(struct kretprobe *rp)
 {
 	struct kretprobe_holder *rph;
 	int ret;
-
-	ret = kp_kretprobe_check_func(&rp->kp);
-	if (ret)
-		return ret;
-	if (rp->data_size > KRETPROBE_MAX_DATA_SIZE)
-		return -E2BIG;
-	if (rp->maxactive <= 0)
-		rp->maxactive = max_t(int, 10, 2 * num_possible_cpus());
 
 	rph = kzalloc(sizeof(*rph), GFP_KERNEL);
 	if (!rph)
@@ -452,10 +425,19 @@ static int kp_kretprobe_prepare(struct kretprobe *rp)
 	refcount_set(&rph->ref, rp->maxactive + 1);
 	rcu_assign_pointer(rph->rp, rp);
 	rp->rph = rph;
-	rp->nmissed = 0;
 	rp->kp.pre_handler = pre_handler_kretprobe;
-	rp->kp.post_handler = NULL;
 	return 0;
+}
+
+/* @rp never got registered: free what kretprobe_alloc_instances() gave it. */
+void kretprobe_free_instances(struct kretprobe *rp)
+{
+	struct kretprobe_holder *rph = rp->rph;
+
+	rp->rph = NULL;
+	objpool_free(&rph->pool);
+	free_percpu(rph->cache);
+	kfree(rph);
 }
 
 /*
@@ -495,14 +477,53 @@ void kretprobe_retire(struct kprobe *p)
 	kp_holder_put(rph, n);
 }
 
-static void kp_kretprobe_abort(struct kretprobe *rp)
-{
-	struct kretprobe_holder *rph = rp->rph;
+#endif /* !CONFIG_KRETPROBE_ON_RETHOOK */
 
-	rp->rph = NULL;
-	objpool_free(&rph->pool);
-	free_percpu(rph->cache);
-	kfree(rph);
+/*
+ * Functions whose return cannot be taken over (x86: __switch_to(), which
+ * returns on another task's stack).  Most architectures have none.
+ */
+bool __weak arch_kretprobe_refused(unsigned long func)
+{
+	return false;
+}
+
+/* A return probe goes on the entry of a function that allows it. */
+static int kp_kretprobe_check_func(struct kprobe *p)
+{
+	unsigned long size, offset;
+	bool on_entry = false;
+	kprobe_opcode_t *at;
+
+	at = kprobe_resolve(p->addr, p->symbol_name, p->offset, &on_entry);
+	if (IS_ERR(at))
+		return PTR_ERR(at);
+	if (!on_entry)
+		return -EINVAL;
+	if (kallsyms_lookup_size_offset((unsigned long)at, &size, &offset) &&
+	    arch_kretprobe_refused((unsigned long)at - offset))
+		return -EINVAL;
+	return 0;
+}
+
+static int kp_kretprobe_prepare(struct kretprobe *rp)
+{
+	int ret;
+
+	ret = kp_kretprobe_check_func(&rp->kp);
+	if (ret)
+		return ret;
+	if (rp->data_size > KRETPROBE_MAX_DATA_SIZE)
+		return -E2BIG;
+	if (rp->maxactive <= 0)
+		rp->maxactive = max_t(int, 10, 2 * num_possible_cpus());
+
+	ret = kretprobe_alloc_instances(rp);
+	if (ret)
+		return ret;
+	rp->nmissed = 0;
+	rp->kp.post_handler = NULL;
+	return 0;
 }
 
 /**
@@ -520,7 +541,7 @@ int register_kretprobe(struct kretprobe *rp)
 
 	/* Preparing a registered one would take its instances from it. */
 	mutex_lock(&kprobe_mutex);
-	registered = rp->rph && kprobe_site_of(&rp->kp);
+	registered = kretprobe_instances(rp) && kprobe_site_of(&rp->kp);
 	mutex_unlock(&kprobe_mutex);
 	if (registered)
 		return -EINVAL;
@@ -530,7 +551,7 @@ int register_kretprobe(struct kretprobe *rp)
 		return ret;
 	ret = register_kprobe(&rp->kp);
 	if (ret)
-		kp_kretprobe_abort(rp);
+		kretprobe_free_instances(rp);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(register_kretprobe);
@@ -557,7 +578,8 @@ int register_kretprobes(struct kretprobe **rps, int num)
 	/* Preparing a registered one would take its instances from it. */
 	mutex_lock(&kprobe_mutex);
 	for (i = 0; i < num && !registered; i++)
-		registered = rps[i]->rph && kprobe_site_of(&rps[i]->kp);
+		registered = kretprobe_instances(rps[i]) &&
+			     kprobe_site_of(&rps[i]->kp);
 	mutex_unlock(&kprobe_mutex);
 	if (registered) {
 		ret = -EINVAL;
@@ -565,10 +587,11 @@ int register_kretprobes(struct kretprobe **rps, int num)
 	}
 
 	for (i = 0; i < num; i++)
-		rps[i]->rph = NULL;	/* none is registered */
+		kretprobe_instances(rps[i]) = NULL;	/* none is registered */
 	for (i = 0; i < num; i++) {
 		/* Prepared already: it is in the array twice. */
-		ret = rps[i]->rph ? -EINVAL : kp_kretprobe_prepare(rps[i]);
+		ret = kretprobe_instances(rps[i]) ? -EINVAL :
+			kp_kretprobe_prepare(rps[i]);
 		if (ret)
 			break;
 		kps[i] = &rps[i]->kp;
@@ -576,13 +599,14 @@ int register_kretprobes(struct kretprobe **rps, int num)
 	if (!ret)
 		ret = kprobe_register_many(kps, num);
 	/*
-	 * On failure the registered ones were retired (rph cleared); the
+	 * On failure the registered ones were retired (their instances
+	 * cleared); the
 	 * others still hold what kp_kretprobe_prepare() gave them.
 	 */
 	if (ret)
 		for (i = 0; i < num; i++)
-			if (rps[i]->rph)
-				kp_kretprobe_abort(rps[i]);
+			if (kretprobe_instances(rps[i]))
+				kretprobe_free_instances(rps[i]);
 out:
 	kvfree(kps);
 	return ret;

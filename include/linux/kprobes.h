@@ -116,6 +116,20 @@ int arch_trampoline_kprobe(struct kprobe *p);
 void *alloc_insn_page(void);
 /* A hit of @p's site skipped: every probe there counts it. */
 void kprobes_inc_nmissed_count(struct kprobe *p);
+/*
+ * Functions no return probe may go on, a list some architectures still
+ * define: every one of them is empty (kretprobe_blacklist_size is 0), so
+ * the core does not read it.
+ */
+struct kretprobe_blackpoint {
+	const char *name;
+	void *addr;
+};
+
+extern struct kretprobe_blackpoint kretprobe_blacklist[];
+/* Die notifier events, on architectures that deliver traps that way. */
+int kprobe_exceptions_notify(struct notifier_block *self, unsigned long val,
+			     void *data);
 
 #ifndef KPROBE_INSN_SLOT_SIZE
 #define KPROBE_INSN_SLOT_SIZE	(MAX_INSN_SIZE * sizeof(kprobe_opcode_t))
@@ -142,6 +156,7 @@ static inline bool kprobe_ftrace(struct kprobe *p)
 	return p->flags & KPROBE_FLAG_FTRACE;
 }
 
+#ifndef CONFIG_KRETPROBE_ON_RETHOOK
 /*
  * The instances of one kretprobe.  It outlives the kretprobe while some of
  * its instances are still waiting for their functions to return.
@@ -160,6 +175,7 @@ struct kretprobe_holder {
 	refcount_t		ref;	/* instances not yet retired, + 1 */
 	struct rcu_head		rcu;
 };
+#endif
 
 /**
  * struct kretprobe - a probe on a function's return
@@ -170,7 +186,8 @@ struct kretprobe_holder {
  * @maxactive: calls that can be followed at once; <= 0 picks a default
  * @nmissed: calls not followed because every instance was in use
  * @data_size: bytes of private data per instance (kretprobe_instance.data)
- * @rph: the instances, while registered
+ * @rph: the instances, while registered (the core's own trampoline)
+ * @rh: the instances, while registered (rethook's trampoline)
  */
 struct kretprobe {
 	struct kprobe kp;
@@ -179,13 +196,19 @@ struct kretprobe {
 	int maxactive;
 	int nmissed;
 	size_t data_size;
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+	struct rethook *rh;
+#else
 	struct kretprobe_holder *rph;
+#endif
 };
 
 #define KRETPROBE_MAX_DATA_SIZE	4096
 
 /**
  * struct kretprobe_instance - one call being followed
+ * @node: rethook's record of the call (return address, frame, the task's
+ *	list of pending returns); its rethook's data is the kretprobe
  * @llist: link in the task's list of pending returns (newest first)
  * @rph: the kretprobe's instances this one belongs to
  * @ret_addr: where the function really returns to
@@ -194,11 +217,15 @@ struct kretprobe {
  * @data: the kretprobe's private data for this call
  */
 struct kretprobe_instance {
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+	struct rethook_node node;
+#else
 	struct llist_node llist;
 	struct kretprobe_holder *rph;
 	kprobe_opcode_t *ret_addr;
 	void *fp;
 	struct task_struct *task;
+#endif
 	char data[];
 };
 
@@ -454,6 +481,20 @@ static inline bool is_kprobe_insn_slot(unsigned long addr)
  * For return handlers.  Without CONFIG_KRETPROBES no instance exists and
  * these are never called, but callers such as trace_kprobe still build.
  */
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+static nokprobe_inline struct kretprobe *
+get_kretprobe(struct kretprobe_instance *ri)
+{
+	/* Set at rethook_alloc() and never changed: the kretprobe. */
+	return ri->node.rethook->data;
+}
+
+static nokprobe_inline unsigned long
+get_kretprobe_retaddr(struct kretprobe_instance *ri)
+{
+	return ri->node.ret_addr;
+}
+#else
 static nokprobe_inline struct kretprobe *
 get_kretprobe(struct kretprobe_instance *ri)
 {
@@ -465,8 +506,28 @@ get_kretprobe_retaddr(struct kretprobe_instance *ri)
 {
 	return (unsigned long)ri->ret_addr;
 }
+#endif
 
-#ifdef CONFIG_KRETPROBES
+#if defined(CONFIG_KRETPROBES) && defined(CONFIG_KRETPROBE_ON_RETHOOK)
+/*
+ * Return probes on rethook (kernel/kretprobes_rethook.c): the trampoline,
+ * the task's list of pending returns and the unwinders' view of them are
+ * rethook's; rethook_flush_task() retires what a dead task left.
+ */
+static nokprobe_inline bool is_kretprobe_trampoline(unsigned long addr)
+{
+	return is_rethook_trampoline(addr);
+}
+
+static nokprobe_inline unsigned long
+kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
+			struct llist_node **cur)
+{
+	return rethook_find_ret_addr(tsk, (unsigned long)fp, cur);
+}
+
+static inline void kprobe_flush_task(struct task_struct *tk) { }
+#elif defined(CONFIG_KRETPROBES)
 void arch_prepare_kretprobe(struct kretprobe_instance *ri,
 			    struct pt_regs *regs);
 void arch_kretprobe_fixup_return(struct pt_regs *regs,

@@ -209,6 +209,12 @@ bool is_swbp_insn(uprobe_opcode_t *insn);
 bool is_trap_insn(uprobe_opcode_t *insn);
 int arch_uprobe_analyze_insn(struct arch_uprobe *aup, struct mm_struct *mm,
 			     unsigned long addr);
+/* The site's breakpoint (weak: UPROBE_SWBP_INSN), see uprobes_xol.c. */
+int set_swbp(struct arch_uprobe *aup, struct mm_struct *mm, unsigned long vaddr);
+int uprobe_write_opcode(struct arch_uprobe *aup, struct mm_struct *mm,
+			unsigned long vaddr, uprobe_opcode_t opcode);
+/* May the hit go without handlers (weak: never)? */
+bool arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs);
 int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs);
 int arch_uprobe_post_xol(struct arch_uprobe *aup, struct pt_regs *regs);
 bool arch_uprobe_xol_was_trapped(struct task_struct *tsk);

@@ -464,6 +464,8 @@ static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 	if (!ret)
 		ret = arch_uprobe_analyze_insn(&s->arch, &init_mm,
 					       (unsigned long)offset);
+	if (!ret)
+		ret = set_swbp(&s->arch, NULL, 0);
 	if (ret) {
 		free_site(s);
 		return ERR_PTR(ret);
@@ -650,7 +652,6 @@ int uprobe_arm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 {
 	struct mm_struct *mm = vma->vm_mm;
 	void *kaddr = kpage + offset_in_page(vaddr);
-	uprobe_opcode_t bp = UPROBE_SWBP_INSN;
 	int ret;
 
 	if (is_swbp_insn(kaddr) || uprobe_site_optimized(s, mm, vaddr)) {
@@ -662,7 +663,7 @@ int uprobe_arm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 		return ret;
 	/* Set first: the int3 may be hit the moment it is written. */
 	set_bit(MMF_HAS_UPROBES, &mm->flags);
-	copy_to_user_page(vma, page, vaddr, kaddr, &bp, UPROBE_SWBP_INSN_SIZE);
+	copy_to_user_page(vma, page, vaddr, kaddr, &s->bp, UPROBE_SWBP_INSN_SIZE);
 	return 0;
 }
 
@@ -1755,6 +1756,9 @@ static void handle_swbp(struct pt_regs *regs)
 	instruction_pointer_set(regs, bp_vaddr);
 	if (!uprobe_get_utask())
 		goto out;	/* try again */
+	/* The architecture carried the hit out itself (arm: condition false). */
+	if (arch_uprobe_ignore(&s->arch, regs))
+		goto out;
 
 	if (!uprobe_boost_resumed(regs, bp_vaddr))
 		uprobe_handler_chain(s, regs, bp_vaddr);

@@ -34,6 +34,7 @@ struct uprobe_site {
 	struct list_head	consumers;	/* SRCU; written under reg_lock */
 	struct uprobe		handle;		/* what uprobe_register() returns */
 	struct arch_uprobe	arch;
+	uprobe_opcode_t		bp;		/* the breakpoint, see set_swbp() */
 	unsigned long __percpu	*hits;		/* no shared line on the hit path */
 	int			hits_id;	/* its slot, see hits_get() */
 	atomic_long_t		missed;		/* return probes not armed */

@@ -193,6 +193,45 @@ bool __weak arch_uprobe_mm_supported(struct arch_uprobe *aup,
 	return true;
 }
 
+/*
+ * Without a way to tell a frame that is gone from one still live (the
+ * stack pointer's direction and the return address's slot are the
+ * architecture's), every pending return is taken as live.
+ */
+bool __weak arch_uretprobe_is_alive(struct return_instance *ret,
+				    enum rp_check ctx, struct pt_regs *regs)
+{
+	return true;
+}
+
+/* Every hit of a site runs its handlers. */
+bool __weak arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs)
+{
+	return false;
+}
+
+/*
+ * The breakpoint of a site: called once, after the analysis, with no mm;
+ * an architecture whose breakpoint depends on the instruction (32-bit
+ * arm's carries its condition) answers through uprobe_write_opcode().
+ */
+int __weak set_swbp(struct arch_uprobe *aup, struct mm_struct *mm,
+		    unsigned long vaddr)
+{
+	return uprobe_write_opcode(aup, mm, vaddr, UPROBE_SWBP_INSN);
+}
+
+/*
+ * What the site's set_swbp() wants written: the core writes it itself, in
+ * the pages it arms (uprobe_arm_in_page()), so here it only notes it.
+ */
+int uprobe_write_opcode(struct arch_uprobe *aup, struct mm_struct *mm,
+			unsigned long vaddr, uprobe_opcode_t opcode)
+{
+	container_of(aup, struct uprobe_site, arch)->bp = opcode;
+	return 0;
+}
+
 /* A return lands on a breakpoint, which the trap hands to the core. */
 void * __weak arch_uprobe_trampoline(unsigned long *psize)
 {

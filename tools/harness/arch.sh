@@ -3,11 +3,13 @@
 # userland and QEMU all follow it.  Anything but the host's architecture is
 # cross built with Debian's compilers and booted under TCG.
 #
-#   kp_arch          x86_64 or arm64 (the name the Makefile takes)
+#   kp_arch          x86_64, arm64 or riscv (the name the Makefile takes)
 #   kp_image         the kernel image, relative to the tree
 #   kp_ucc           the C compiler for the static guest programs
 #   kp_ucc32         x86_64 only: the compiler for i386 guest programs
 #   kp_deb_arch      Debian's name of the architecture (the guest packages)
+#   kp_guest_src     1: the guest's busybox and bash are built from Debian's
+#                    sources (guest-src.sh), the architecture has no packages
 #   kp_console       the guest's serial console
 #   kp_qemu          QEMU, machine and CPU (an array)
 #   kp_arch_deps     the Debian packages the architecture needs
@@ -15,6 +17,7 @@
 #   kp_config_ours   more fragments for our kernel only (an array)
 
 kp_arch=${ARCH:-x86_64}
+kp_guest_src=
 case $kp_arch in
 x86_64|x86)
 	kp_arch=x86_64
@@ -48,9 +51,34 @@ arm64)
 	kp_config_ours=("$top"/tools/harness/config/arm64/ours/*.config)
 	export ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
 	;;
+riscv|riscv64)
+	kp_arch=riscv
+	kp_image=arch/riscv/boot/Image
+	kp_ucc=riscv64-linux-gnu-gcc
+	kp_deb_arch=riscv64
+	kp_guest_src=1
+	kp_console=ttyS0
+	# QEMU's own OpenSBI build (qemu-system-data) as the M-mode firmware.
+	kp_qemu=(qemu-system-riscv64 -machine virt -bios default)
+	# Debian 12 has no riscv64 binary packages: the guest's busybox and
+	# bash are cross built from Debian's source packages (guest-src.sh).
+	kp_arch_deps=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-system-misc)
+	kp_config_frags=("$top"/tools/harness/config/{kprobes,test,uprobes,users}.config
+			 "$top"/tools/harness/config/riscv/*.config)
+	kp_config_ours=("$top"/tools/harness/config/riscv/ours/*.config)
+	export ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu-
+	;;
 *)
-	echo "harness: error: ARCH=$kp_arch is not one the harness boots (x86_64, arm64)" >&2
-	exit 1
+	# make configs cross builds other architectures without booting
+	# them: configs.sh sets ARCH, CROSS_COMPILE and the fragments.
+	if [ -z "${KP_BUILD_ONLY:-}" ]; then
+		echo "harness: error: ARCH=$kp_arch is not one the harness boots (x86_64, arm64, riscv)" >&2
+		exit 1
+	fi
+	kp_arch_deps=()
+	kp_config_frags=()
+	kp_config_ours=()
+	export ARCH CROSS_COMPILE
 	;;
 esac
 

@@ -34,9 +34,13 @@ tree_entries() {
 	done
 }
 
-# Another architecture's busybox and bash come from its Debian packages.
-[ "$kp_arch" = x86_64 ] ||
+# Another architecture's busybox and bash come from its Debian packages,
+# or are cross built from Debian's sources where it has none.
+if [ -n "$kp_guest_src" ]; then
+	"$top/tools/harness/guest-src.sh" "$kp_deb_arch" "$top/build/guest-$kp_arch"
+elif [ "$kp_arch" != x86_64 ]; then
 	"$top/tools/harness/guest-root.sh" "$kp_deb_arch" "$top/build/guest-$kp_arch"
+fi
 
 # The documentation's examples for the guest, and the checks of the others.
 "$top/tools/harness/doc-examples.py" "$bdir/doc"
