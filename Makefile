@@ -23,6 +23,9 @@
 # arch.sh); its trees are build/arm64/ours and build/arm64/stock.  So far
 # only the stock kernel runs there (make stock / test-stock ARCH=arm64):
 # our core does not serve arm64's kprobes yet.
+# ARCH=riscv: the same for riscv64 (QEMU virt, OpenSBI), build/riscv/ours;
+# return probes there run on rethook (kernel/kretprobes_rethook.c), and the
+# guest's busybox and bash are cross built from Debian's sources.
 
 ARCH ?= x86_64
 export ARCH
