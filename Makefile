@@ -25,6 +25,9 @@
 # arch.sh) with the same targets (test, stock, test-stock, compare, stress);
 # its trees are build/arm64/ours and build/arm64/stock.  Our core runs
 # there under upstream's arm64 probe code.
+# ARCH=riscv: the same for riscv64 (QEMU virt, OpenSBI), build/riscv/ours;
+# return probes there run on rethook (kernel/kretprobes_rethook.c), and the
+# guest's busybox and bash are cross built from Debian's sources.
 
 ARCH ?= x86_64
 export ARCH
