@@ -213,7 +213,7 @@ int arch_uprobe_analyze_insn(struct arch_uprobe *aup, struct mm_struct *mm,
 int set_swbp(struct arch_uprobe *aup, struct mm_struct *mm, unsigned long vaddr);
 int uprobe_write_opcode(struct arch_uprobe *aup, struct mm_struct *mm,
 			unsigned long vaddr, uprobe_opcode_t opcode);
-/* May the hit go without handlers (weak: never)? */
+/* May the hit go without handlers?  Only with HAVE_UPROBE_IGNORE. */
 bool arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs);
 int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs);
 int arch_uprobe_post_xol(struct arch_uprobe *aup, struct pt_regs *regs);

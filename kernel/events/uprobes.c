@@ -1757,7 +1757,8 @@ static void handle_swbp(struct pt_regs *regs)
 	if (!uprobe_get_utask())
 		goto out;	/* try again */
 	/* The architecture carried the hit out itself (arm: condition false). */
-	if (arch_uprobe_ignore(&s->arch, regs))
+	if (IS_ENABLED(CONFIG_HAVE_UPROBE_IGNORE) &&
+	    arch_uprobe_ignore(&s->arch, regs))
 		goto out;
 
 	if (!uprobe_boost_resumed(regs, bp_vaddr))

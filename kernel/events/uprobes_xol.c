@@ -204,12 +204,6 @@ bool __weak arch_uretprobe_is_alive(struct return_instance *ret,
 	return true;
 }
 
-/* Every hit of a site runs its handlers. */
-bool __weak arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs)
-{
-	return false;
-}
-
 /*
  * The breakpoint of a site: called once, after the analysis, with no mm;
  * an architecture whose breakpoint depends on the instruction (32-bit
