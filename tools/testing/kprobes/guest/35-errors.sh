@@ -10,21 +10,25 @@
 #   offset inside an instruction           -> x86: EILSEQ (-84); arm64:
 #                                             EINVAL (-22), as upstream's
 #                                             arm64 refuses an address that
-#                                             is not a multiple of 4
+#                                             is not a multiple of 4;
+#                                             riscv64: EILSEQ, upstream's
+#                                             riscv decodes from the entry
 #   kretprobe away from the function entry -> EINVAL (-22)
 #   freed init text (kernel_init_freeable) -> EINVAL; make test boots x86
 #                                             with pti=on, which unmaps it,
 #                                             so reading it unguarded oopses
 #   kretprobe on __switch_to               -> x86: EINVAL (a kprobe is
 #                                             fine), x86's kretprobe
-#                                             blacklist; arm64 has none
+#                                             blacklist; arm64 and riscv
+#                                             have none
 #                                             and takes it, as upstream
 #
 # Instruction boundaries: kp_target_asm (kp_target.ko) is hand-written
 # (see kp_target_asm.S).  x86: [endbr64,] 8 x nop, a 10-byte movabs, ret;
 # offset 6 is a nop in the middle of the function and offset 15 is inside
 # the movabs, with IBT or without.  arm64: bti c, 4 x nop, ...; offset 8 is
-# a nop and offset 10 is inside it.
+# a nop and offset 10 is inside it.  riscv64: 4 x nop (4 bytes each), ...;
+# the same two offsets.
 # kernel_clone+1: on x86 assumes kernel_clone starts with a multi-byte
 # instruction, which holds for our config (X86_KERNEL_IBT=y: endbr64; with
 # FUNCTION_TRACER it would be the 5-byte __fentry__ call); on arm64 it is
@@ -42,8 +46,13 @@ aarch64)
 	NOP=8
 	INSIDE=10
 	;;
+riscv64)
+	EILSEQ=-84
+	NOP=8
+	INSIDE=10
+	;;
 *)
-	x86_only "no instruction boundaries known here (kp_target.ko is x86 and arm64 assembly)"
+	x86_only "no instruction boundaries known here (kp_target.ko is x86, arm64 and riscv64 assembly)"
 	;;
 esac
 

@@ -16,6 +16,7 @@ need /sys/bus/event_source/devices/kprobe/type
 need "$prog"
 case $(uname -m) in
 aarch64) sym=__arm64_sys_getppid ;;
+riscv64) sym=__riscv_sys_getppid ;;
 *)	sym=__x64_sys_getppid ;;
 esac
 "$prog" -n 50 "$sym"

@@ -22,6 +22,14 @@
  *   +20 cbz, never taken (simulated)   +24 add (stepped)
  *   +28 b (simulated)   +32 mov x0, xzr (skipped)
  *   +36 ldr literal (simulated)   +40 add   +44 ldp   +48 ret (simulated)
+ *
+ * riscv64: compressed (2-byte) and full instructions mixed, as the compiler
+ * emits them, the simulated ones (auipc, branches, jumps) among stepped ones:
+ *
+ *   +0 c.addi16sp   +2 c.sdsp   +4 auipc (simulated)   +8 ld (stepped)
+ *   +12 beqz, never taken (simulated)   +16 c.add   +18 c.j (simulated)
+ *   +20 c.li a0, 0 (skipped)   +22 c.add   +24 c.ldsp   +26 c.addi16sp
+ *   +28 c.jr ra (simulated)
  */
 #include <linux/linkage.h>
 
@@ -56,6 +64,29 @@ SYM_FUNC_START(kps_short)
 	ret
 SYM_FUNC_END(kps_short)
 
+	.balign	8
+.Lkps_ten:
+	.quad	10
+#elif defined(CONFIG_RISCV)
+	.option	push
+	.option	rvc
+SYM_FUNC_START(kps_short)
+	addi	sp, sp, -16
+	sd	ra, 8(sp)
+1:	auipc	t0, %pcrel_hi(.Lkps_ten)
+	ld	t1, %pcrel_lo(1b)(t0)
+	beqz	t1, 2f			/* t1 is 10: a taken branch zeroes a0 */
+	add	a0, a0, a0
+	j	3f
+2:	li	a0, 0			/* only reached by a wrong branch */
+3:	add	a0, a0, t1
+	ld	ra, 8(sp)
+	addi	sp, sp, 16
+	ret
+SYM_FUNC_END(kps_short)
+	.option	pop
+
+	.section .rodata
 	.balign	8
 .Lkps_ten:
 	.quad	10

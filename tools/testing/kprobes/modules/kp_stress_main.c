@@ -90,10 +90,10 @@ noinline long kps_call(long x)
 #define KPS_POOL_MAX	96
 /*
  * Boundaries are looked for in the first bytes of each scanned target: on
- * arm64 (4-byte instructions) a little further, to reach kps_short's
- * simulated instructions.
+ * arm64 and riscv64 a little further, to reach kps_short's simulated
+ * instructions.
  */
-#ifdef CONFIG_ARM64
+#if defined(CONFIG_ARM64) || defined(CONFIG_RISCV)
 #define KPS_SCAN_BYTES	40
 #else
 #define KPS_SCAN_BYTES	24
@@ -137,9 +137,12 @@ static const struct kps_target kps_targets[] = {
 #ifdef CONFIG_X86
 	/* kp_target_asm: boundaries in its nops with or without endbr64 */
 	{ "kp_target:kp_target_asm", false, false, { 0, 5, 6, 7, -1 } },
-#else
+#elif defined(CONFIG_ARM64)
 	/* kp_target_asm: bti, nop, adr, ldr literal, b (see its source) */
 	{ "kp_target:kp_target_asm", false, false, { 0, 8, 20, 28, 40, -1 } },
+#else
+	/* kp_target_asm: nop, nop, auipc, beqz, j (see its source) */
+	{ "kp_target:kp_target_asm", false, false, { 0, 8, 16, 24, 28, -1 } },
 #endif
 	{ "kp_target:kp_target_func", false, false, { 0, -1 } },
 };
@@ -707,12 +710,15 @@ static int __init kps_build_pool(void)
  * Persistent probes: kps_count's entry (an ftrace site on x86) with a
  * kretprobe on it, kps_short's entry (x86: push, optimizable, a 1-byte
  * first instruction) with a kretprobe, and a post-handler probe a few bytes
- * in (x86: +5, a mov, stepped; arm64: +12, an adr, simulated).
+ * in (x86: +5, a mov, stepped; arm64: +12, an adr, simulated; riscv64: +4,
+ * an auipc, simulated).
  */
-#ifdef CONFIG_X86
+#if defined(CONFIG_X86)
 #define KPS_SHORT_POST	5
-#else
+#elif defined(CONFIG_ARM64)
 #define KPS_SHORT_POST	12
+#else
+#define KPS_SHORT_POST	4
 #endif
 
 static int __init kps_register_persistent(void)

@@ -24,6 +24,17 @@
  *   So offsets 4 to 16 are nops inside the function, and any offset that
  *   is not a multiple of 4 is inside an instruction.
  *
+ * riscv64 (assembled without compressed instructions: 4 bytes each):
+ *   0..12 nop x 4     stepped
+ *   16    auipc       PC-relative, simulated
+ *   20    ld          a load, stepped
+ *   24    beqz        a branch, not taken, simulated
+ *   28    j           simulated (a fall-through zeroes a0)
+ *   36    ret         (jalr) simulated
+ *
+ *   So offsets 4 to 12 are nops inside the function, and offsets 2 mod 4
+ *   are inside an instruction.
+ *
  * Either way it returns 0x6b705f7461726765.
  */
 #include <linux/linkage.h>
@@ -58,6 +69,27 @@ SYM_FUNC_START(kp_target_asm)
 1:	ret
 SYM_FUNC_END(kp_target_asm)
 
+	.balign	8
+.Lkpt_word:
+	.quad	0x6b705f7461726765
+#elif defined(CONFIG_RISCV)
+	.option	push
+	.option	norvc
+SYM_FUNC_START(kp_target_asm)
+	nop
+	nop
+	nop
+	nop
+1:	auipc	a1, %pcrel_hi(.Lkpt_word)
+	ld	a0, %pcrel_lo(1b)(a1)
+	beqz	a0, 2f
+	j	3f
+2:	li	a0, 0
+3:	ret
+SYM_FUNC_END(kp_target_asm)
+	.option	pop
+
+	.section .rodata
 	.balign	8
 .Lkpt_word:
 	.quad	0x6b705f7461726765
