@@ -11,7 +11,8 @@ every example of commands in them:
   guest: it is written to OUT_DIR/NNN.sh, and OUT_DIR/index gets a line
   "NNN FILE:LINE TAGS" (TAGS: x86_64 runs it on x86_64 only, needs=TOOL only
   where TOOL is in the guest's PATH, ours only on a kernel with our debugfs
-  files, not on stock).  tools/testing/kprobes/guest/
+  files, not on stock, kprobe-trace only where a kprobe's event reaches the
+  trace buffer: not riscv).  tools/testing/kprobes/guest/
   15-doc-examples.sh runs each with "sh -ex" from /kptest/modules, where the
   example modules are;
 - a block fenced as ```sh host holds commands for the build host (make

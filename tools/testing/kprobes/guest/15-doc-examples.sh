@@ -35,6 +35,12 @@ while read -r id where tags; do
 		x86_64) [ "$(uname -m)" = x86_64 ] || why="x86_64 only" ;;
 		# Our debugfs files, uprobes list or wprobes: not on stock.
 		ours) [ -e "$KP_STATS" ] || why="uses interfaces of ours, not on this kernel" ;;
+		# Reads a kprobe's events from the trace buffer.  riscv (6.12)
+		# runs kprobe handlers in its breakpoint trap as NMIs, and its
+		# ring buffer refuses writes from NMIs (riscv does not select
+		# ARCH_HAVE_NMI_SAFE_CMPXCHG): upstream's limit, on stock alike.
+		kprobe-trace) [ "$(uname -m)" != riscv64 ] ||
+			why="riscv's ring buffer takes no events from its breakpoint trap (an NMI)" ;;
 		needs=*) command -v "${t#needs=}" > /dev/null 2>&1 ||
 			why="${t#needs=} is not in the guest" ;;
 		esac
