@@ -64,10 +64,12 @@ watchdog() {
 		sleep 2
 		_cur=$(ls "$1" 2>/dev/null | grep -c -e '-log\.')
 		if [ "$_cur" != "$_last" ]; then
-			[ "$_cur" -gt 0 ] &&
-				diag "ftracetest: case $((done_n + _cur)) of $total," \
-					"$(sed -n "$((done_n + _cur))p" "$list" | sed 's,.*/test.d/,,')," \
-					"started at $(now) s"
+			# To the console at once (the script's output is shown
+			# when it ends): where a guest that never ends was.
+			[ "$_cur" -gt 0 ] && echo "kp-ftracetest: case" \
+				"$((done_n + _cur)) of $total," \
+				"$(sed -n "$((done_n + _cur))p" "$list" | sed 's,.*/test.d/,,')" \
+				> /dev/kmsg
 			_last=$_cur
 			_since=$(now)
 		elif [ $(($(now) - _since)) -ge "$timeout_s" ]; then
