@@ -136,22 +136,22 @@ int kprobe_exceptions_notify(struct notifier_block *self, unsigned long val,
 #endif
 #endif
 
-static inline bool kprobe_gone(struct kprobe *p)
+static __always_inline bool kprobe_gone(struct kprobe *p)
 {
 	return p->flags & KPROBE_FLAG_GONE;
 }
 
-static inline bool kprobe_disabled(struct kprobe *p)
+static __always_inline bool kprobe_disabled(struct kprobe *p)
 {
 	return p->flags & (KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE);
 }
 
-static inline bool kprobe_optimized(struct kprobe *p)
+static __always_inline bool kprobe_optimized(struct kprobe *p)
 {
 	return p->flags & KPROBE_FLAG_OPTIMIZED;
 }
 
-static inline bool kprobe_ftrace(struct kprobe *p)
+static __always_inline bool kprobe_ftrace(struct kprobe *p)
 {
 	return p->flags & KPROBE_FLAG_FTRACE;
 }
@@ -289,18 +289,26 @@ enum {
 DECLARE_PER_CPU(struct kprobe *, current_kprobe);
 DECLARE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
 
+/*
+ * The helpers an architecture's trap handler calls before it can tell a
+ * nested hit are always inlined: an out-of-line copy (a size-optimised
+ * build makes them for "static inline") would be a function in the trap
+ * path that a probe could be put on, and hitting it would trap again before
+ * any reentry check, forever.
+ */
+
 /* The probe whose handler this CPU runs, or NULL; preemption must be off. */
-static inline struct kprobe *kprobe_running(void)
+static __always_inline struct kprobe *kprobe_running(void)
 {
 	return __this_cpu_read(current_kprobe);
 }
 
-static inline struct kprobe_ctlblk *get_kprobe_ctlblk(void)
+static __always_inline struct kprobe_ctlblk *get_kprobe_ctlblk(void)
 {
 	return this_cpu_ptr(&kprobe_ctlblk);
 }
 
-static inline void reset_current_kprobe(void)
+static __always_inline void reset_current_kprobe(void)
 {
 	__this_cpu_write(current_kprobe, NULL);
 }

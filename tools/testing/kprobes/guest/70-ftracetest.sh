@@ -9,7 +9,8 @@
 # the reason the case logged; FAIL, UNRESOLVED and UNDEFINED are "not ok"
 # followed by the tail of the case's log as comments.
 #
-# All cases run in one ftracetest, watched: a case that runs longer than
+# The cases run in one ftracetest (multiple_kprobes.tc in a second one,
+# last, see below), watched: a case that runs longer than
 # KP_FT_TIMEOUT seconds (default 120) is killed with its whole process
 # group and is "not ok [TIMEOUT]"; a case that ends its ftracetest without
 # a result is "not ok [no result]".  Either way ftracetest starts again on
@@ -93,6 +94,16 @@ for pat in $cases; do
 		fi
 	done
 done
+# multiple_kprobes.tc probes the first 256 text symbols, whatever they are:
+# on riscv 6.12 they include helpers of the breakpoint trap, and the guest
+# hangs (stock too).  It runs last and alone, after every other case's
+# result is out.
+alone=$(grep '/multiple_kprobes\.tc$' "$list")
+if [ -n "$alone" ]; then
+	grep -v '/multiple_kprobes\.tc$' "$list" > "$list.new"
+	echo "$alone" >> "$list.new"
+	mv "$list.new" "$list"
+fi
 total=$(grep -c . "$list")
 
 # report I RESULT LOG: the result line of the I-th case of the list.
@@ -148,8 +159,10 @@ while [ "$done_n" -lt "$total" ]; do
 	run=$((run + 1))
 	dir=$logs/run$run
 	start=$(now)
-	setsid "$BASH" "$FT/ftracetest" -k -l "$dir" $(tail -n +$((done_n + 1)) "$list") \
-		> "$dir.out" 2>&1 &
+	todo=$(tail -n +$((done_n + 1)) "$list")
+	[ -n "$alone" ] && [ $((total - done_n)) -gt 1 ] && todo=$(echo "$todo" | sed '$d')
+	ntodo=$(echo "$todo" | grep -c .)
+	setsid "$BASH" "$FT/ftracetest" -k -l "$dir" $todo > "$dir.out" 2>&1 &
 	pid=$!
 	watchdog "$dir" "$pid" &
 	wd=$!
@@ -164,9 +177,9 @@ while [ "$done_n" -lt "$total" ]; do
 		got=$i
 		report $((done_n + i)) "$res" "$(ls "$dir/$i"-*-log.* 2>/dev/null | head -n 1)"
 	done < "$dir.results"
-	diag "ftracetest run $run: $got of $((total - done_n)) cases in $(($(now) - start)) s, status $rc"
+	diag "ftracetest run $run: $got of $ntodo cases in $(($(now) - start)) s, status $rc"
 	done_n=$((done_n + got))
-	[ "$done_n" -lt "$total" ] || break
+	[ "$got" -lt "$ntodo" ] || continue
 	# The case this run stopped in: timed out, or its ftracetest died.
 	i=$((got + 1))
 	log=$(ls "$dir/$i"-*-log.* 2>/dev/null | head -n 1)
