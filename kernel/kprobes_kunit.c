@@ -1233,13 +1233,13 @@ static void kpk_test_ftrace(struct kunit *test)
 		kunit_skip(test, "no ftrace call site at the entry");
 	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(p));
 
-	/* Inside the call: no instruction starts there (upstream's errno). */
+	/* Inside the call: no instruction starts there. */
 	q = kpk_probe(1, (void *)p->addr + 1, NULL, 0, true, 0);
-	KUNIT_EXPECT_EQ(test, kpk_try_register(q), -EILSEQ);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(q), kpk_arch_mid_insn_err);
 	q = kpk_probe(1, NULL, "kpkunit_target_a",
 		      (unsigned long)p->addr + KPK_FENTRY_LEN - 1 -
 		      (unsigned long)kpkunit_target_a, true, 0);
-	KUNIT_EXPECT_EQ(test, kpk_try_register(q), -EILSEQ);
+	KUNIT_EXPECT_EQ(test, kpk_try_register(q), kpk_arch_mid_insn_err);
 
 	next = (unsigned long)p->addr + KPK_FENTRY_LEN;
 	q = kpk_probe(1, (void *)next, NULL, 0, true, 0);
