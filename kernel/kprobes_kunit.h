@@ -2,8 +2,10 @@
 /*
  * What the KUnit suites of the kprobes core share: the probed targets,
  * the kprobes and handlers that record what they saw, and the worker
- * threads.  All of it is defined in kprobes_kunit.c, next to suite
- * kprobes_core; kretprobes_kunit.c and kprobes_opt_kunit.c use it.
+ * threads.  The C targets, handlers and threads are defined in
+ * kprobes_kunit.c, next to suite kprobes_core; the assembly targets, whose
+ * instructions must be known, in the architecture's kprobes_kunit_<arch>.c.
+ * kretprobes_kunit.c and the architecture's own suites use them all.
  */
 #ifndef _KERNEL_KPROBES_KUNIT_H
 #define _KERNEL_KPROBES_KUNIT_H
@@ -14,7 +16,8 @@
 #include <linux/completion.h>
 #include <linux/kprobes.h>
 #include <linux/types.h>
-#include <asm/text-patching.h>
+#include <linux/ftrace.h>
+#include <linux/ptrace.h>
 
 /* Every probed function here takes one long and returns one. */
 typedef long kpk_fn_t(long);
@@ -26,16 +29,18 @@ typedef long kpk_fn_t(long);
 #define KPK_ASM_FUNC(name)						\
 	"	.balign 16\n"						\
 	"	.globl " #name "\n"					\
-	"	.type " #name ", @function\n"				\
+	"	.type " #name ", STT_FUNC\n"				\
 	#name ":\n"
 
 #define KPK_ASM_END(name)						\
 	"	.size " #name ", . - " #name "\n"
 
 /*
- * Probe points inside the assembly of kprobes_kunit.c: KPK_<name> is the
- * local label ".Lkpk_<name>", and kpkunit_asm_point(KPK_<name>) returns its
- * address.  The table at the end of the assembly lists them in this order.
+ * Probe points inside the assembly targets of the architecture's
+ * kprobes_kunit_<arch>.c: KPK_<name> is the local label ".Lkpk_<name>",
+ * and kpk_point(KPK_<name>) returns its address.  Every architecture has
+ * these; an architecture's own points follow them (KPK_NR_COMMON_POINTS
+ * on), in kprobes_kunit_<arch>.h.
  */
 enum kpk_point {
 	KPK_add_entry,
@@ -43,62 +48,72 @@ enum kpk_point {
 	KPK_add_mov,
 	KPK_add_add,
 	KPK_add_ret,
-	KPK_rip_load,
-	KPK_rip_lea,
-	KPK_rip_mem,
-	KPK_rip_store,
-	KPK_rip_after_store,
-	KPK_rip_imm,
-	KPK_rip_after_imm,
-	KPK_jmp_short,
-	KPK_jmp_t1,
-	KPK_jmp_near,
-	KPK_jmp_t2,
-	KPK_jcc_short,
-	KPK_jcc_nt1,
-	KPK_jcc_t1,
 	KPK_jcc_near,
-	KPK_jcc_nt2,
-	KPK_jcc_t2,
-	KPK_call_direct,
 	KPK_call_ret1,
-	KPK_call_ind,
 	KPK_call_ret2,
-	KPK_stk_push,
-	KPK_stk_after_push,
-	KPK_stk_pushimm,
-	KPK_stk_after_pushimm,
-	KPK_stk_pop,
-	KPK_stk_leave,
-	KPK_stk_after_leave,
-	KPK_flg_xor,
-	KPK_flg_pushf,
-	KPK_flg_after_pushf,
-	KPK_flg_popf,
-	KPK_flg_after_popf,
-	KPK_loop_body,
-	KPK_loop_insn,
-	KPK_loop_jrcxz,
-	KPK_loop_end,
-	KPK_NR_POINTS
+	KPK_NR_COMMON_POINTS
 };
 
-/* The assembly targets; kprobes_kunit.c says what each computes. */
-kpk_fn_t kpkunit_asm_add, kpkunit_asm_rip, kpkunit_asm_jmp, kpkunit_asm_jcc;
-kpk_fn_t kpkunit_asm_call, kpkunit_asm_stack, kpkunit_asm_flags;
-kpk_fn_t kpkunit_asm_loop, kpkunit_asm_point;
+/*
+ * The assembly targets every architecture has:
+ *
+ * kpkunit_asm_add(x)   = x + 5: a no-op, a register move, an add and a
+ *			  return, each at a probe point.
+ * kpkunit_asm_jcc(x)   = x (+1000 if x >= 10) (+3000 if x < 20), with two
+ *			  conditional branches; the second is at KPK_jcc_near.
+ * kpkunit_asm_call(x)  = x + 11: calls kpkunit_asm_add directly (returning
+ *			  to KPK_call_ret1), then through a register
+ *			  (returning to KPK_call_ret2), and adds one.
+ * kpkunit_asm_point(i) = address of probe point i.
+ * kpkunit_flags_ret(x) = x, with the condition flags of an unsigned
+ *			  compare of x with 5 left for the caller.
+ * kpkunit_flags_call(x) calls kpkunit_flags_ret(x) and returns
+ *			  x | below << 32 | equal << 33, as it finds the flags
+ *			  after the return.
+ */
+kpk_fn_t kpkunit_asm_add, kpkunit_asm_jcc, kpkunit_asm_call;
+kpk_fn_t kpkunit_asm_point, kpkunit_flags_ret, kpkunit_flags_call;
 
 /* The C targets. */
 kpk_fn_t kpkunit_target_a, kpkunit_target_b, kpkunit_target_c;
 kpk_fn_t kpkunit_rec, kpkunit_target_wait;
 
-/* An ftrace call site: the 5-byte call to __fentry__ (MCOUNT_INSN_SIZE). */
-#define KPK_FENTRY_LEN	CALL_INSN_SIZE
+#ifdef CONFIG_KPROBES_ON_FTRACE
+/* An ftrace call site: the call (or branch) to the tracer. */
+#define KPK_FENTRY_LEN	MCOUNT_INSN_SIZE
 
-static inline unsigned long kpk_point(enum kpk_point pt)
+unsigned long kpk_fentry(kpk_fn_t *fn);
+#endif
+
+static inline unsigned long kpk_point(int pt)
 {
 	return (unsigned long)kpkunit_asm_point(pt);
 }
+
+/*
+ * What the architecture's kprobes_kunit_<arch>.c tells the suites:
+ *
+ * kpk_arch_pre_ip_off: instruction_pointer() in a pre handler, less the
+ *	probe's address (x86: 1, past the int3).
+ * kpk_arch_mid_insn_err: the errno of a probe inside an instruction.
+ * kpk_arch_kretprobe_refused: a function whose return cannot be taken
+ *	over, or NULL.
+ * kpk_arch_model(): the result of one of its assembly targets,
+ *	LONG_MIN for a function that is not one of them.
+ * kpk_arch_entry_skip(): how far past @fn a probe asked for at @fn + 0
+ *	may land (x86: an ENDBR).
+ * kpk_arch_ret_flags(): the flags of @regs, as KPK_FLAG_BELOW and
+ *	KPK_FLAG_EQUAL after an unsigned compare.
+ */
+#define KPK_FLAG_BELOW	1UL
+#define KPK_FLAG_EQUAL	2UL
+
+extern const unsigned long kpk_arch_pre_ip_off;
+extern const int kpk_arch_mid_insn_err;
+extern const char * const kpk_arch_kretprobe_refused;
+long kpk_arch_model(kpk_fn_t *fn, long x);
+unsigned long kpk_arch_entry_skip(void *fn);
+unsigned long kpk_arch_ret_flags(const struct pt_regs *regs);
 
 /* Call @fn(@x) through a pointer the compiler cannot see through. */
 static inline long __nocfi kpk_call(kpk_fn_t *fn, long x)
@@ -117,7 +132,6 @@ extern int kpk_wait_want;
 extern struct completion kpk_wait_all_in, kpk_wait_go;
 
 long kpk_model(kpk_fn_t *fn, long x);
-long kpk_run(kpk_fn_t *fn, long x);
 
 /* Arguments the instruction tests call each target with. */
 #define KPK_NARGS	4
@@ -135,9 +149,9 @@ struct kpk_seen {
 	atomic_t pre[KPK_NKP];
 	atomic_t post[KPK_NKP];
 	unsigned long pre_ip[KPK_NKP];
-	unsigned long pre_di[KPK_NKP];
+	unsigned long pre_arg[KPK_NKP];	/* first argument */
 	unsigned long post_ip[KPK_NKP];
-	atomic_t bad_ip;	/* pre handler with regs->ip != addr + 1 */
+	atomic_t bad_ip;	/* pre handler at another address */
 	atomic_t stray;		/* handler called with a foreign kprobe */
 	/* kpk_pre_nest */
 	long nest_result;
@@ -160,11 +174,11 @@ int kpk_pre(struct kprobe *p, struct pt_regs *regs);
 struct kprobe *kpk_probe(int i, void *addr, const char *sym,
 			 unsigned int off, bool post, u32 flags);
 int kpk_register(struct kunit *test, struct kprobe *p);
+int kpk_try_register(struct kprobe *p);
 void kpk_unregister(struct kunit *test, struct kprobe *p);
 void kpk_expect_hits(struct kunit *test, const int *pre, const int *post,
 		     int n);
 bool kpk_at_entry(void *fn, kprobe_opcode_t *addr);
-unsigned long kpk_fentry(kpk_fn_t *fn);
 
 /* Worker threads that call a target over and over. */
 #define KPK_NWORKERS	4

@@ -30,6 +30,7 @@
 #include <asm/text-patching.h>
 
 #include "kprobes_kunit.h"
+#include "kprobes_kunit_x86.h"
 
 /*
  * Targets whose regions (the instructions a 5-byte jump at the probe point
@@ -234,7 +235,7 @@ static long kpo_model(kpk_fn_t *fn, long x)
 		return x + 1;
 	if (fn == kpkunit_opt_icall)
 		return x + 8;
-	return kpk_model(fn, x);
+	return kpk_x86_model(fn, x);
 }
 
 /* What kpo_pre saw, besides what kpk_pre records. */
@@ -296,7 +297,7 @@ static void kpo_test_jump(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_opt_rip, x),
 				kpo_model(kpkunit_opt_rip, x));
 		KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), i + 1);
-		KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], (unsigned long)x);
+		KUNIT_EXPECT_EQ(test, kpk_seen.pre_arg[0], (unsigned long)x);
 		KUNIT_EXPECT_EQ(test, kpk_seen.pre_ip[0], addr + 1);
 		KUNIT_EXPECT_EQ(test, kpo_seen.sp,
 				(unsigned long)kpkunit_opt_sp(0));

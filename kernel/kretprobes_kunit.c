@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Boot-time KUnit suite kretprobes_core (CONFIG_KPROBES_KUNIT_TEST with
- * CONFIG_KRETPROBES): return probes, on the targets of kprobes_kunit.c and
- * on two assembly functions of its own for the flags a return hands back.
+ * CONFIG_KRETPROBES): return probes, on the targets of kprobes_kunit.h,
+ * two of them for the flags a return hands back.
  *
  * The return handler records the value, the return address and the
  * registers it was handed, and, when the probe has an entry handler,
@@ -23,12 +23,9 @@
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
-#include <linux/linkage.h>
 #include <linux/ptrace.h>
 #include <linux/string.h>
 #include <linux/workqueue.h>
-#include <asm/ibt.h>
-#include <asm/processor-flags.h>
 
 #include "kprobes_kunit.h"
 
@@ -50,7 +47,7 @@ static struct {
 	atomic_t returns[KPK_NRP];
 	atomic_t bad;		/* wrong data, value or kretprobe */
 	atomic_t nrec;
-	unsigned long entry_ip;	/* regs->ip in the latest entry handler */
+	unsigned long entry_ip;	/* the latest entry handler's */
 	long ret[KPK_NREC];
 	unsigned long retaddr[KPK_NREC];
 	unsigned long retip[KPK_NREC];
@@ -73,14 +70,15 @@ static int kpk_rp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct kpk_rp_data *d = (struct kpk_rp_data *)ri->data;
 	int i = kpk_rp_index(get_kretprobe(ri));
+	long arg = regs_get_kernel_argument(regs, 0);
 
 	if (i < 0)
 		return 1;
-	d->arg = regs->di;
-	d->tag = KPK_TAG ^ regs->di;
-	WRITE_ONCE(kpk_rs.entry_ip, regs->ip);
+	d->arg = arg;
+	d->tag = KPK_TAG ^ arg;
+	WRITE_ONCE(kpk_rs.entry_ip, instruction_pointer(regs));
 	atomic_inc(&kpk_rs.entries[i]);
-	if (READ_ONCE(kpk_rs.skip_odd) && (regs->di & 1))
+	if (READ_ONCE(kpk_rs.skip_odd) && (arg & 1))
 		return 1;
 	return 0;
 }
@@ -106,7 +104,7 @@ static int kpk_rp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 		kpk_rs.ret[n] = ret;
 		kpk_rs.retaddr[n] = get_kretprobe_retaddr(ri);
 		kpk_rs.retip[n] = instruction_pointer(regs);
-		kpk_rs.retflags[n] = regs->flags;
+		kpk_rs.retflags[n] = kpk_arch_ret_flags(regs);
 	}
 	atomic_inc(&kpk_rs.returns[i]);
 	return 0;
@@ -256,7 +254,7 @@ static void kpk_rtest_entry_data(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
 }
 
-/* The handler sees the real return address, in regs->ip too. */
+/* The handler sees the real return address, as instruction pointer too. */
 static void kpk_rtest_return_address(struct kunit *test)
 {
 	struct kretprobe *rp = kpk_rprobe(0, kpkunit_asm_add, NULL, 0, false);
@@ -286,8 +284,10 @@ static void kpk_rtest_errors(struct kunit *test)
 	rp = kpk_rprobe(0, NULL, "kpkunit_asm_add", 0, false);
 	rp->kp.offset = kpk_point(KPK_add_mov) - (unsigned long)kpkunit_asm_add;
 	KUNIT_EXPECT_EQ(test, register_kretprobe(rp), -EINVAL);
-	rp = kpk_rprobe(0, NULL, "__switch_to", 0, false);
-	KUNIT_EXPECT_EQ(test, register_kretprobe(rp), -EINVAL);
+	if (kpk_arch_kretprobe_refused) {
+		rp = kpk_rprobe(0, NULL, kpk_arch_kretprobe_refused, 0, false);
+		KUNIT_EXPECT_EQ(test, register_kretprobe(rp), -EINVAL);
+	}
 
 	/* None of them left anything behind. */
 	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_a, 2),
@@ -395,7 +395,7 @@ static void kpk_rtest_with_kprobe(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 21),
 			kpk_model(kpkunit_target_b, 21));
 	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], 21UL);
+	KUNIT_EXPECT_EQ(test, kpk_seen.pre_arg[0], 21UL);
 	KUNIT_EXPECT_EQ(test, kpk_entries(0), 1);
 	KUNIT_EXPECT_EQ(test, kpk_returns(0), 1);
 
@@ -414,11 +414,13 @@ static void kpk_rtest_with_kprobe(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_returns(0), 2);
 }
 
+#ifdef CONFIG_KPROBES_ON_FTRACE
 /*
  * A kretprobe alone on an ftrace call site: its kprobe is [FTRACE], the
- * entry handler sees the argument and regs->ip as after an int3 at the
- * site, the return handler the value (checked against the entry's private
- * data by kpk_rp_return()) and, in regs->ip too, a real return address.
+ * entry handler sees the argument and the instruction pointer as a
+ * breakpoint at the site would show it, the return handler the value
+ * (checked against the entry's private data by kpk_rp_return()) and, as
+ * instruction pointer too, a real return address.
  */
 static void kpk_rtest_ftrace(struct kunit *test)
 {
@@ -439,7 +441,7 @@ static void kpk_rtest_ftrace(struct kunit *test)
 				kpk_model(kpkunit_target_c, x * 7));
 	KUNIT_EXPECT_EQ(test, kpk_entries(0), 4);
 	KUNIT_EXPECT_EQ(test, kpk_returns(0), 4);
-	KUNIT_EXPECT_EQ(test, kpk_rs.entry_ip, site + INT3_INSN_SIZE);
+	KUNIT_EXPECT_EQ(test, kpk_rs.entry_ip, site + kpk_arch_pre_ip_off);
 	for (n = 0; n < 4; n++) {
 		KUNIT_EXPECT_EQ(test, kpk_rs.ret[n],
 				kpk_model(kpkunit_target_c, (n + 1) * 7));
@@ -482,7 +484,7 @@ static void kpk_rtest_ftrace_shared(struct kunit *test)
 			kpk_model(kpkunit_target_c, 31));
 	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
 	KUNIT_EXPECT_EQ(test, kpk_post_hits(0), 1);
-	KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[0], 31UL);
+	KUNIT_EXPECT_EQ(test, kpk_seen.pre_arg[0], 31UL);
 	KUNIT_EXPECT_EQ(test, kpk_seen.post_ip[0], site + KPK_FENTRY_LEN);
 	KUNIT_EXPECT_EQ(test, kpk_entries(0), 1);
 	KUNIT_EXPECT_EQ(test, kpk_returns(0), 1);
@@ -505,10 +507,11 @@ static void kpk_rtest_ftrace_shared(struct kunit *test)
 			kpk_model(kpkunit_target_c, 33));
 	KUNIT_EXPECT_EQ(test, kpk_pre_hits(1), 1);
 	KUNIT_EXPECT_EQ(test, kpk_post_hits(1), 1);
-	KUNIT_EXPECT_EQ(test, kpk_seen.pre_di[1], 33UL);
+	KUNIT_EXPECT_EQ(test, kpk_seen.pre_arg[1], 33UL);
 	KUNIT_EXPECT_EQ(test, kpk_entries(0), 2);
 	KUNIT_EXPECT_EQ(test, kpk_returns(0), 2);
 }
+#endif /* CONFIG_KPROBES_ON_FTRACE */
 
 /*
  * A probed call sleeps while its kretprobe is unregistered (it must still
@@ -563,38 +566,7 @@ static void kpk_rtest_disable_sleeping(struct kunit *test)
 	kpk_rtest_sleeping(test, true);
 }
 
-/*
- * kpkunit_flags_ret(x) returns x with the flags of "cmp $5, x";
- * kpkunit_flags_call(x) calls it and returns x | CF << 32 | ZF << 33 as
- * it finds them after the return.
- */
-asm(
-"	.pushsection .text, \"ax\"\n"
-KPK_ASM_FUNC(kpkunit_flags_ret)
-	ASM_ENDBR
-"	mov %rdi, %rax\n"
-"	cmp $5, %rdi\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_flags_ret)
-
-KPK_ASM_FUNC(kpkunit_flags_call)
-	ASM_ENDBR
-"	call kpkunit_flags_ret\n"
-"	setb %cl\n"
-"	sete %dl\n"
-"	movzbq %cl, %rcx\n"
-"	movzbq %dl, %rdx\n"
-"	shl $32, %rcx\n"
-"	shl $33, %rdx\n"
-"	or %rcx, %rax\n"
-"	or %rdx, %rax\n"
-	ASM_RET
-KPK_ASM_END(kpkunit_flags_call)
-"	.popsection\n"
-);
-
-kpk_fn_t kpkunit_flags_ret, kpkunit_flags_call;
-
+/* What kpkunit_flags_call(x) returns. */
 static long kpk_flags_model(long x)
 {
 	return x | (long)(x < 5) << 32 | (long)(x == 5) << 33;
@@ -612,9 +584,9 @@ static void kpk_rtest_flags(struct kunit *test)
 		KUNIT_EXPECT_EQ_MSG(test, kpk_call(kpkunit_flags_call, args[i]),
 				    kpk_flags_model(args[i]), "argument %ld",
 				    args[i]);
-		KUNIT_EXPECT_EQ(test, !!(kpk_rs.retflags[i] & X86_EFLAGS_CF),
+		KUNIT_EXPECT_EQ(test, !!(kpk_rs.retflags[i] & KPK_FLAG_BELOW),
 				args[i] < 5);
-		KUNIT_EXPECT_EQ(test, !!(kpk_rs.retflags[i] & X86_EFLAGS_ZF),
+		KUNIT_EXPECT_EQ(test, !!(kpk_rs.retflags[i] & KPK_FLAG_EQUAL),
 				args[i] == 5);
 	}
 	KUNIT_EXPECT_EQ(test, kpk_returns(0), (int)ARRAY_SIZE(args));
@@ -718,8 +690,10 @@ static struct kunit_case kpk_rp_cases[] = {
 	KUNIT_CASE(kpk_rtest_recursion),
 	KUNIT_CASE(kpk_rtest_cpus),
 	KUNIT_CASE(kpk_rtest_with_kprobe),
+#ifdef CONFIG_KPROBES_ON_FTRACE
 	KUNIT_CASE(kpk_rtest_ftrace),
 	KUNIT_CASE(kpk_rtest_ftrace_shared),
+#endif
 	KUNIT_CASE(kpk_rtest_unregister_sleeping),
 	KUNIT_CASE(kpk_rtest_disable_sleeping),
 	KUNIT_CASE(kpk_rtest_flags),
