@@ -11,7 +11,7 @@
 #
 # The cases run in one ftracetest (multiple_kprobes.tc in a second one,
 # last, see below), watched: a case that runs longer than
-# KP_FT_TIMEOUT seconds (default 120) is killed with its whole process
+# KP_FT_TIMEOUT seconds (default 300) is killed with its whole process
 # group and is "not ok [TIMEOUT]"; a case that ends its ftracetest without
 # a result is "not ok [no result]".  Either way ftracetest starts again on
 # the cases after it.
@@ -29,7 +29,7 @@
 
 FT=/kptest/ftrace
 BASH=/bin/bash
-timeout_s=${KP_FT_TIMEOUT:-120}
+timeout_s=${KP_FT_TIMEOUT:-300}
 cases=${KP_FT_CASES:-"kprobe/*.tc dynevent/add_remove_kprobe.tc dynevent/add_remove_uprobe.tc
 	dynevent/clear_select_events.tc dynevent/generic_clear_event.tc
 	dynevent/test_duplicates.tc dynevent/add_remove_btfarg.tc"}
@@ -94,14 +94,25 @@ for pat in $cases; do
 		fi
 	done
 done
-# multiple_kprobes.tc probes the first 256 text symbols, whatever they are:
-# on riscv 6.12 they include helpers of the breakpoint trap, and the guest
-# hangs (stock too).  It runs last and alone, after every other case's
-# result is out.
+# multiple_kprobes.tc probes the first 256 text symbols, whatever they are,
+# so it may take down the guest where the architecture's code leaves a
+# function of its trap path open to probes: it runs last and alone, after
+# every other case's result is out.  On riscv (6.12) it does, stock too:
+# riscv_v_context_nesting_end() runs on the way into the trap of a stepped
+# instruction, its probe is a nested hit riscv cannot recover from (BUG()),
+# and is_valid_bugaddr(), on the BUG()'s own trap path, is probed as well.
+# There it is not run, and reported as a known failure.
 alone=$(grep '/multiple_kprobes\.tc$' "$list")
 if [ -n "$alone" ]; then
 	grep -v '/multiple_kprobes\.tc$' "$list" > "$list.new"
-	echo "$alone" >> "$list.new"
+	if [ "$(uname -m)" = riscv64 ]; then
+		echo "not ok - ftrace: ${alone#$FT/test.d/}: not run # TODO it brings" \
+			"down riscv 6.12, stock too: riscv_v_context_nesting_end() and" \
+			"is_valid_bugaddr(), on riscv's trap path, take probes"
+		alone=
+	else
+		echo "$alone" >> "$list.new"
+	fi
 	mv "$list.new" "$list"
 fi
 total=$(grep -c . "$list")
