@@ -73,7 +73,7 @@ static void kp_pp_text_unlock(void)
 }
 
 /* @s's kprobe, with the handlers that run the site's probes. */
-static struct kprobe *kp_pp_init(struct kprobe_site *s)
+static struct kprobe *kp_pp_setup(struct kprobe_site *s)
 {
 	struct kprobe *kp = &s->arch.kp;
 
@@ -86,7 +86,7 @@ static struct kprobe *kp_pp_init(struct kprobe_site *s)
 
 int arch_prepare_kprobe_site(struct kprobe_site *s)
 {
-	struct kprobe *kp = kp_pp_init(s);
+	struct kprobe *kp = kp_pp_setup(s);
 	int ret;
 
 	kp_pp_text_lock();
@@ -159,7 +159,7 @@ void arch_disarm_kprobe_sites(struct list_head *sites)
  */
 int kprobe_ftrace_prepare(struct kprobe_site *s)
 {
-	struct kprobe *kp = kp_pp_init(s);
+	struct kprobe *kp = kp_pp_setup(s);
 
 	kp->flags = KPROBE_FLAG_FTRACE;
 	return arch_prepare_kprobe_ftrace(kp);
