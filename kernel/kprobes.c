@@ -425,7 +425,7 @@ static struct kprobe_site *kp_site_new(kprobe_opcode_t *addr)
 	INIT_LIST_HEAD(&s->poke);
 	s->addr = addr;
 	s->ftrace = kprobe_ftrace_site(addr);
-	ret = s->ftrace ? 0 : arch_prepare_kprobe_site(s);
+	ret = s->ftrace ? kprobe_ftrace_prepare(s) : arch_prepare_kprobe_site(s);
 	if (ret) {
 		kfree(s);
 		return ERR_PTR(ret);

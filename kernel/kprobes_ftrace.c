@@ -27,11 +27,11 @@ static struct kp_ftrace_hook {
 	unsigned int armed;
 } kp_ftrace_hooks[2] = {
 	{ .ops = {
-		.func	= kprobe_ftrace_handler,
+		.func	= KPROBE_FTRACE_FUNC,
 		.flags	= FTRACE_OPS_FL_SAVE_REGS,
 	} },
 	{ .ops = {
-		.func	= kprobe_ftrace_handler,
+		.func	= KPROBE_FTRACE_FUNC,
 		.flags	= FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
 		/* Which ops calls: the handler compares it with the site's. */
 		.private = (void *)1UL,

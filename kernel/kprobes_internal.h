@@ -113,6 +113,39 @@ static inline bool kprobe_ftrace_refused(kprobe_opcode_t *addr)
 {
 	return false;
 }
+
+/*
+ * Should this call of an ftrace handler fire @s?  Only when @ops is the
+ * one of our two (kprobes_ftrace.c) that @s is hooked on: while a site
+ * moves from one to the other, both call the handler for it.  The ops'
+ * private word says which one it is (1 on the IPMODIFY ops): one load,
+ * where the flags would take a shift and a mask more on every hit.
+ */
+static nokprobe_inline bool kp_ftrace_ops_acts(struct kprobe_site *s,
+					       struct ftrace_ops *ops)
+{
+	return (unsigned long)READ_ONCE(s->ftrace_ipmodify) ==
+	       (unsigned long)ops->private;
+}
+
+#ifdef CONFIG_KPROBES_PER_PROBE
+/*
+ * Upstream's kprobe_ftrace_handler() does not tell our two ops apart:
+ * they call it through kprobe_pp_ftrace_entry(), which does.
+ */
+void kprobe_pp_ftrace_entry(unsigned long ip, unsigned long parent_ip,
+			    struct ftrace_ops *ops, struct ftrace_regs *fregs);
+#define KPROBE_FTRACE_FUNC	kprobe_pp_ftrace_entry
+/* The kprobe an ftrace site gives a per-probe architecture's handler. */
+int kprobe_ftrace_prepare(struct kprobe_site *s);
+#else
+#define KPROBE_FTRACE_FUNC	kprobe_ftrace_handler
+/* The architecture's handler works on the site itself. */
+static inline int kprobe_ftrace_prepare(struct kprobe_site *s)
+{
+	return 0;
+}
+#endif
 #else
 static inline bool kprobe_ftrace_site(kprobe_opcode_t *addr)
 {
@@ -126,6 +159,11 @@ static inline bool kprobe_ftrace_site(kprobe_opcode_t *addr)
 static inline bool kprobe_ftrace_refused(kprobe_opcode_t *addr)
 {
 	return ftrace_location((unsigned long)addr) == (unsigned long)addr;
+}
+
+static inline int kprobe_ftrace_prepare(struct kprobe_site *s)
+{
+	return -ENODEV;
 }
 
 static inline int kprobe_ftrace_arm(struct kprobe_site *s)

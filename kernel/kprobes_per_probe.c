@@ -72,15 +72,23 @@ static void kp_pp_text_unlock(void)
 	cpus_read_unlock();
 }
 
-int arch_prepare_kprobe_site(struct kprobe_site *s)
+/* @s's kprobe, with the handlers that run the site's probes. */
+static struct kprobe *kp_pp_setup(struct kprobe_site *s)
 {
 	struct kprobe *kp = &s->arch.kp;
-	int ret;
 
 	kp->addr = s->addr;
 	kp->pre_handler = kp_pp_pre;
 	kp->post_handler = kp_pp_post;
 	INIT_LIST_HEAD(&kp->list);
+	return kp;
+}
+
+int arch_prepare_kprobe_site(struct kprobe_site *s)
+{
+	struct kprobe *kp = kp_pp_setup(s);
+	int ret;
+
 	kp_pp_text_lock();
 	ret = arch_prepare_kprobe(kp);
 	kp_pp_text_unlock();
@@ -136,6 +144,51 @@ void arch_disarm_kprobe_sites(struct list_head *sites)
 {
 	kp_pp_poke_sites(sites, false);
 }
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+/*
+ * Probes on ftrace call sites.  The architecture's kprobe_ftrace_handler()
+ * finds its kprobe with get_kprobe() at the address ftrace passes and runs
+ * its handlers as the trap does, so an ftrace site has a kprobe of its own
+ * too.  It is marked KPROBE_FLAG_FTRACE (powerpc's arch_prepare_kprobe()
+ * looks at the flag of the probe before it) and prepared by
+ * arch_prepare_kprobe_ftrace(): there is no instruction to copy, the call
+ * ftrace patched in is all that runs there, so no slot is taken and
+ * nothing is released with the site.  kprobes_ftrace.c arms it through
+ * our ftrace_ops' filters, never with arch_arm_kprobe().
+ */
+int kprobe_ftrace_prepare(struct kprobe_site *s)
+{
+	struct kprobe *kp = kp_pp_setup(s);
+
+	kp->flags = KPROBE_FLAG_FTRACE;
+	return arch_prepare_kprobe_ftrace(kp);
+}
+
+/*
+ * What our two ftrace_ops call.  While a site moves from one to the other
+ * both call for it, and upstream's handler would fire it twice: only the
+ * ops the site is hooked on goes through.  csky's handler also takes the
+ * site one call back (MCOUNT_INSN_SIZE before @ip), so that is looked at
+ * too.  No site, or only a breakpoint one: nothing of ours to run.
+ */
+notrace void kprobe_pp_ftrace_entry(unsigned long ip, unsigned long parent_ip,
+				    struct ftrace_ops *ops,
+				    struct ftrace_regs *fregs)
+{
+	struct kprobe_site *s;
+
+	/* The RCU-sched read side of the lookup, the handler's too. */
+	preempt_disable_notrace();
+	s = kp_site_find(ip);
+	if (!s)
+		s = kp_site_find(ip - MCOUNT_INSN_SIZE);
+	if (s && s->ftrace && kp_ftrace_ops_acts(s, ops))
+		kprobe_ftrace_handler(ip, parent_ip, ops, fregs);
+	preempt_enable_notrace();
+}
+NOKPROBE_SYMBOL(kprobe_pp_ftrace_entry);
+#endif
 
 /*
  * A page for instruction slots, for architectures that have no

@@ -113,6 +113,8 @@ void arch_arm_kprobe(struct kprobe *p);
 void arch_disarm_kprobe(struct kprobe *p);
 void arch_remove_kprobe(struct kprobe *p);
 int arch_trampoline_kprobe(struct kprobe *p);
+/* For a probe on an ftrace call site, instead of arch_prepare_kprobe(). */
+int arch_prepare_kprobe_ftrace(struct kprobe *p);
 void *alloc_insn_page(void);
 /* A hit of @p's site skipped: every probe there counts it. */
 void kprobes_inc_nmissed_count(struct kprobe *p);

@@ -18,20 +18,6 @@
 /* kernel/kprobes_internal.h, by the include path this file gets (Makefile) */
 #include <kprobes_internal.h>
 
-/*
- * Should this call of the handler fire @s?  Only when @ops is the one of
- * our two (kernel/kprobes_ftrace.c) that @s is hooked on: while a site
- * moves from one to the other, both call us for it.  The ops' private
- * word says which one it is (1 on the IPMODIFY ops): one load, where the
- * flags would take a shift and a mask more on every hit.
- */
-static nokprobe_inline bool kp_ftrace_ops_acts(struct kprobe_site *s,
-					       struct ftrace_ops *ops)
-{
-	return (unsigned long)READ_ONCE(s->ftrace_ipmodify) ==
-	       (unsigned long)ops->private;
-}
-
 /* Several probes (or none left): the core's loops, out of the way. */
 static noinline void kp_ftrace_fire_all(struct kprobe_site *s,
 					unsigned long ip, struct pt_regs *regs,
