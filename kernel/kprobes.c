@@ -1098,16 +1098,22 @@ static int __init init_kprobes(void)
 	ret = kprobe_blacklist_init();
 	if (ret)
 		pr_warn("the blacklist is incomplete (%d)\n", ret);
-	ret = arch_init_kprobes();
-	if (ret) {
-		pr_err("architecture set-up failed (%d); kprobes disabled\n",
-		       ret);
-		return ret;
-	}
 	ret = kprobe_modules_init();
 	if (ret)
 		return ret;
+	/*
+	 * Open before the architecture's set-up, which may register probes
+	 * of its own (powerpc's on its return trampoline).  An early
+	 * initcall runs before the other CPUs are up: nobody else can see
+	 * the window.
+	 */
 	kprobes_ready = true;
-	return 0;
+	ret = arch_init_kprobes();
+	if (ret) {
+		kprobes_ready = false;
+		pr_err("architecture set-up failed (%d); kprobes disabled\n",
+		       ret);
+	}
+	return ret;
 }
 early_initcall(init_kprobes);
