@@ -98,8 +98,6 @@ static inline unsigned long kpk_point(int pt)
  * kpk_arch_mid_insn_err: the errno of a probe inside an instruction.
  * kpk_arch_kretprobe_refused: a function whose return cannot be taken
  *	over, or NULL.
- * kpk_arch_model(): the result of one of its assembly targets,
- *	LONG_MIN for a function that is not one of them.
  * kpk_arch_entry_skip(): how far past @fn a probe asked for at @fn + 0
  *	may land (x86: an ENDBR).
  * kpk_arch_ret_flags(): the flags of @regs, as KPK_FLAG_BELOW and
@@ -111,7 +109,6 @@ static inline unsigned long kpk_point(int pt)
 extern const unsigned long kpk_arch_pre_ip_off;
 extern const int kpk_arch_mid_insn_err;
 extern const char * const kpk_arch_kretprobe_refused;
-long kpk_arch_model(kpk_fn_t *fn, long x);
 unsigned long kpk_arch_entry_skip(void *fn);
 unsigned long kpk_arch_ret_flags(const struct pt_regs *regs);
 
