@@ -97,9 +97,19 @@ static void *kp_slot_page_alloc(void)
 	return alloc_insn_page();
 }
 #else
+/*
+ * A page for slots, writable until kp_slot_page_alloc() has filled it:
+ * execmem's kprobes range, unless the architecture needs its slots
+ * somewhere else (arm64: in a branch's reach of the kernel text).
+ */
+void *__weak arch_kprobe_alloc_slot_page(void)
+{
+	return execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE);
+}
+
 static void *kp_slot_page_alloc(void)
 {
-	void *page = execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE);
+	void *page = arch_kprobe_alloc_slot_page();
 
 	if (page) {
 		arch_kprobe_fill_slot_page(page);

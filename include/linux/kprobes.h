@@ -476,6 +476,7 @@ extern unsigned long __stop_kprobe_blacklist[];
 
 /* Executable slots for out-of-line copies of probed instructions. */
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT
+void *arch_kprobe_alloc_slot_page(void);
 void arch_kprobe_fill_slot_page(void *page);
 kprobe_opcode_t *get_insn_slot(void);
 void free_insn_slot(kprobe_opcode_t *slot, int dirty);

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * arm64 side of kprobes: the opcode type, the per-site data the hit path
+ * needs and the per-CPU stepping state.
+ *
+ * A probe site is armed by replacing its instruction with a BRK.  On a hit
+ * the instruction is either simulated on the saved registers (everything
+ * that reads or writes the pc, and a few cheap others: asm/probes.h), or a
+ * copy of it runs from an out-of-line slot, followed by a second BRK that
+ * brings the CPU back to finish the probe.  When the slot is within a
+ * branch's reach of the probed code it also holds a boosted copy followed
+ * by a "b" back: with no post handler to run, the CPU leaves the trap
+ * straight for that copy and never traps a second time.
+ */
+#ifndef _ASM_ARM64_KPROBES_H
+#define _ASM_ARM64_KPROBES_H
+
+#include <asm-generic/kprobes.h>
+#include <asm/debug-monitors.h>
+
+#ifdef CONFIG_KPROBES
+#include <linux/types.h>
+#include <linux/ptrace.h>
+#include <linux/percpu.h>
+#include <asm/probes.h>
+
+/* The generic core allocates out-of-line slots for us. */
+#define __ARCH_WANT_KPROBES_INSN_SLOT
+
+typedef u32 kprobe_opcode_t;
+
+/*
+ * A slot, in instructions: the stepped copy and the BRK behind it, then
+ * the boosted copy and the branch back.
+ */
+#define KPROBE_SLOT_STEP	0
+#define KPROBE_SLOT_STEP_BRK	1
+#define KPROBE_SLOT_BOOST	2
+#define KPROBE_SLOT_BOOST_B	3
+#define KPROBE_INSN_SLOT_SIZE	(4 * sizeof(kprobe_opcode_t))
+
+/* Slots are written through the text patching code, which syncs caches. */
+#define flush_insn_slot(p)	((void)(p))
+
+struct kprobe;
+struct kprobe_site;
+struct pt_regs;
+
+/* Kept for code that looks at kprobe.ainsn: the slot, or NULL. */
+struct arch_specific_insn {
+	kprobe_opcode_t *insn;
+};
+
+/* Per probe site, filled by arch_prepare_kprobe_site(). */
+struct arch_kprobe_site {
+	struct a64_probe_insn	insn;	/* how the instruction is carried out */
+	bool			simulate;	/* no slot: simulate.c does it */
+	bool			boost;	/* the slot has a boosted copy */
+	kprobe_opcode_t		*slot;	/* copies, or NULL */
+	kprobe_opcode_t		opcode;	/* the instruction the BRK replaces */
+};
+
+/* What an out-of-line run in progress needs to be finished or undone. */
+struct kprobe_step {
+	struct kprobe_site	*site;	/* whose copy is running, or NULL */
+	unsigned long		daif;	/* the DAIF bits at the hit */
+};
+
+/* Per-CPU state; kprobe_status is read and written by the generic core. */
+struct kprobe_ctlblk {
+	unsigned long		kprobe_status;
+	struct kprobe_step	step;
+	/* The interrupted probe while a re-entered one is carried out. */
+	struct {
+		struct kprobe		*kp;
+		unsigned long		status;
+		struct kprobe_step	step;
+	} prev;
+};
+
+int kprobe_fault_handler(struct pt_regs *regs, unsigned int fsr);
+void __kretprobe_trampoline(void);
+
+#endif /* CONFIG_KPROBES */
+
+/* The BRK hooks that debug-monitors.c calls. */
+int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr);
+int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr);
+
+/*
+ * Return probes come back through a trampoline that saves the registers
+ * itself (kretprobe_trampoline.S), never through a BRK: a
+ * KRETPROBES_BRK_IMM break is nobody's.
+ */
+static inline int kretprobe_brk_handler(struct pt_regs *regs,
+					unsigned long esr)
+{
+	return DBG_HOOK_ERROR;
+}
+
+#endif /* _ASM_ARM64_KPROBES_H */

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Setting up an arm64 probe site: is the address one a probe may go on,
+ * how is its instruction carried out on a hit (decode.c), and, for an
+ * instruction that runs out of line, the slot with its copies.
+ */
+#include <linux/extable.h>
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/execmem.h>
+#include <asm/debug-monitors.h>
+#include <asm/insn.h>
+#include <asm/patching.h>
+
+/* How far back a probe looks for the load-exclusive of a window. */
+#define KP_EXCL_SCAN	32
+
+/*
+ * Is @addr between a load-exclusive and its store-exclusive?  A BRK there
+ * would clear the exclusive monitor on every pass, and the store would
+ * fail for ever.  The search goes back to the start of the function, at
+ * most KP_EXCL_SCAN instructions: a window is a few instructions long.
+ */
+static bool kp_in_exclusive_window(unsigned long addr)
+{
+	unsigned long size, offset, n;
+	u32 insn;
+
+	if (!kallsyms_lookup_size_offset(addr, &size, &offset))
+		offset = 0;	/* nothing known in front of it */
+	n = min_t(unsigned long, offset / AARCH64_INSN_SIZE, KP_EXCL_SCAN);
+	while (n--) {
+		addr -= AARCH64_INSN_SIZE;
+		if (aarch64_insn_read((void *)addr, &insn))
+			return false;
+		if (aarch64_insn_is_store_ex(insn))
+			return false;
+		if (aarch64_insn_is_load_ex(insn))
+			return true;
+	}
+	return false;
+}
+
+/* Write @n instructions into a slot (read-only, executable memory). */
+static int kp_slot_write(kprobe_opcode_t *slot, const u32 *insns, int n)
+{
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		ret = aarch64_insn_patch_text_nosync(slot + i, insns[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * The branch back behind a boosted copy, or 0 when there can be none: the
+ * slot is out of a branch's reach, or the instruction has an exception
+ * table entry (a fault in the boosted copy would be looked up at the
+ * slot's address and not found; the stepped copy is moved back to the
+ * probe address before the lookup, by kprobe_fault_handler()).
+ */
+static u32 kp_boost_branch(struct kprobe_site *s, kprobe_opcode_t *slot)
+{
+	unsigned long back = (unsigned long)s->addr + AARCH64_INSN_SIZE;
+	u32 b;
+
+	if (search_exception_tables((unsigned long)s->addr))
+		return 0;
+	b = aarch64_insn_gen_branch_imm((unsigned long)(slot +
+							 KPROBE_SLOT_BOOST_B),
+					back, AARCH64_INSN_BRANCH_NOLINK);
+	return b == AARCH64_BREAK_FAULT ? 0 : b;
+}
+
+/*
+ * Fill a slot for @s: the copy and the BRK that ends a step, then, when it
+ * can have one, the boosted copy and its branch back.  No CPU runs the
+ * slot before the site is armed, which is a stop_machine() after this.
+ */
+static int kp_slot_prepare(struct kprobe_site *s)
+{
+	kprobe_opcode_t *slot = get_insn_slot();
+	u32 insns[4];
+	int n = 2, ret;
+
+	if (!slot)
+		return -ENOMEM;
+	insns[KPROBE_SLOT_STEP] = s->arch.opcode;
+	insns[KPROBE_SLOT_STEP_BRK] = BRK64_OPCODE_KPROBES_SS;
+	insns[KPROBE_SLOT_BOOST_B] = kp_boost_branch(s, slot);
+	if (insns[KPROBE_SLOT_BOOST_B]) {
+		insns[KPROBE_SLOT_BOOST] = s->arch.opcode;
+		n = 4;
+	}
+	ret = kp_slot_write(slot, insns, n);
+	if (ret) {
+		free_insn_slot(slot, 0);
+		return ret;
+	}
+	s->arch.slot = slot;
+	s->arch.boost = n == 4;
+	return 0;
+}
+
+int arch_prepare_kprobe_site(struct kprobe_site *s)
+{
+	unsigned long addr = (unsigned long)s->addr;
+	u32 insn;
+
+	/* Stock arm64 says -EINVAL here too; tools look for it. */
+	if (!IS_ALIGNED(addr, AARCH64_INSN_SIZE))
+		return -EINVAL;
+	if (aarch64_insn_read(s->addr, &insn))
+		return -EFAULT;
+	s->arch.opcode = insn;
+	s->arch.slot = NULL;
+	s->arch.boost = false;
+	s->opt_len = 0;
+
+	switch (a64_probe_decode(insn, &s->arch.insn)) {
+	case A64P_REFUSED:
+		pr_warn("kprobes: cannot probe %pS: instruction %08x is not probeable\n",
+			s->addr, insn);
+		return -EINVAL;
+	case A64P_SIMULATED:
+		s->arch.simulate = true;
+		break;
+	case A64P_STEPPED:
+		s->arch.simulate = false;
+		break;
+	}
+	if (kp_in_exclusive_window(addr)) {
+		pr_warn("kprobes: cannot probe %pS: inside an exclusive load/store sequence\n",
+			s->addr);
+		return -EINVAL;
+	}
+	return s->arch.simulate ? 0 : kp_slot_prepare(s);
+}
+
+void arch_release_kprobe_site(struct kprobe_site *s)
+{
+	if (!s->arch.slot)
+		return;
+	/* A task may be preempted in a boosted copy: wait for it. */
+	free_insn_slot(s->arch.slot, s->arch.boost);
+	s->arch.slot = NULL;
+}
+
+/*
+ * Slot pages from the module area's first choice, the 128 MiB window that
+ * a branch from anywhere in the kernel text reaches: boosted copies branch
+ * back from there.  A page that ends up out of reach (the window is full;
+ * module text far away) only has no boosted copies.
+ */
+void *arch_kprobe_alloc_slot_page(void)
+{
+	return execmem_alloc(EXECMEM_MODULE_TEXT, PAGE_SIZE);
+}
+
+/* BRK throughout: anything that runs into an unused slot traps. */
+void arch_kprobe_fill_slot_page(void *page)
+{
+	u32 *p = page;
+	int i;
+
+	for (i = 0; i < PAGE_SIZE / sizeof(*p); i++)
+		p[i] = cpu_to_le32(AARCH64_BREAK_FAULT);
+}
