@@ -413,6 +413,58 @@ static __always_inline void kprobe_site_post_fast(struct kprobe_site *s,
 	p->post_handler(p, regs, 0);
 }
 
+#ifdef CONFIG_OPTPROBES
+/**
+ * kprobe_opt_run() - the pre handlers of a site reached through its jump
+ * @s: the site whose detour buffer called
+ * @regs: the registers the probed code had, as the detour saved them
+ *
+ * For the architecture's detour callback.  As on an optimized probe
+ * anywhere, a handler's change of the instruction pointer cannot be
+ * honoured: the buffer goes on with its copy regardless.
+ *
+ * Handlers run with preemption off and interrupts as the probed code had
+ * them, as on probes on ftrace call sites; saving and restoring the
+ * interrupt state would cost more than the rest of the hit with irq
+ * tracing on.  What that means for the per-CPU state an interrupt (or NMI)
+ * arriving in the middle can touch:
+ *
+ *  - preemption is off from the first instruction that reads per-CPU
+ *    state, so it all stays this CPU's, and the site and its probe list
+ *    stay alive (RCU-sched readers, as in the trap);
+ *  - before current_kprobe is set, an interrupt's probe hits find it NULL
+ *    and run in full; each of them puts it back to NULL, and the
+ *    architecture's step state back to idle, before the interrupt
+ *    returns, so this CPU looks to us as we left it;
+ *  - once it is set, their hits only count as missed: through a jump they
+ *    touch nothing but nmissed (atomic); through ftrace likewise; through
+ *    a breakpoint they carry out the instruction in the REENTER state,
+ *    which parks current_kprobe, kprobe_status and the step and puts them
+ *    back before the trap returns.  No return trampoline can run in the
+ *    interrupt for an instance pushed before it (a function entered in
+ *    the interrupt returns in it; its entry probe was missed);
+ *  - the hit count is a single per-CPU increment, which an interrupt
+ *    cannot split.
+ *
+ * kprobe_status is written only after current_kprobe (see
+ * kprobe_site_pre_one() and kprobe_site_pre()), so an interrupt's hit
+ * cannot leave it stale while a handler runs.
+ */
+static __always_inline void kprobe_opt_run(struct kprobe_site *s,
+					   struct pt_regs *regs)
+{
+	preempt_disable_notrace();
+	if (unlikely(kprobe_running())) {
+		kprobe_site_missed(s);
+	} else {
+		if (!kprobe_site_pre_one(s, regs))
+			kprobe_site_pre(s, regs);
+		__this_cpu_write(current_kprobe, NULL);
+	}
+	preempt_enable_notrace();
+}
+#endif
+
 /*
  * The architecture's side.  prepare checks that s->addr can be probed and
  * fills s->arch (-EILSEQ off an instruction boundary, -EINVAL for what

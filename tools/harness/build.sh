@@ -55,7 +55,7 @@ prog() {
 }
 prog perf/kprobe_perf.c
 prog bpf/kprobe_bpf.c
-prog uprobe/uprobe_pmu.c
+prog uprobe/uprobe_pmu.c -pthread
 if [ "$kp_arch" = x86_64 ]; then
 	prog uprobe/uprobe_target.c -pthread
 	prog perf/wp_coexist.c

@@ -22,6 +22,7 @@
 #include <linux/types.h>
 #include <linux/ptrace.h>
 #include <linux/percpu.h>
+#include <asm/insn.h>
 #include <asm/probes.h>
 
 /* The generic core allocates out-of-line slots for us. */
@@ -38,6 +39,14 @@ typedef u32 kprobe_opcode_t;
 #define KPROBE_SLOT_BOOST	2
 #define KPROBE_SLOT_BOOST_B	3
 #define KPROBE_INSN_SLOT_SIZE	(4 * sizeof(kprobe_opcode_t))
+
+/*
+ * Jump optimization replaces the probed instruction alone with a "b" to a
+ * detour buffer (arch/arm64/kernel/probes/opt.c), which holds the
+ * register-saving code, a copy of the instruction and a branch back.
+ */
+#define KPROBE_OPT_MAX_LEN		AARCH64_INSN_SIZE
+#define KPROBE_OPTINSN_SLOT_SIZE	256
 
 /* Slots are written through the text patching code, which syncs caches. */
 #define flush_insn_slot(p)	((void)(p))
@@ -58,6 +67,9 @@ struct arch_kprobe_site {
 	bool			boost;	/* the slot has a boosted copy */
 	kprobe_opcode_t		*slot;	/* copies, or NULL */
 	kprobe_opcode_t		opcode;	/* the instruction the BRK replaces */
+#ifdef CONFIG_OPTPROBES
+	kprobe_opcode_t		*detour;	/* detour buffer, or NULL */
+#endif
 };
 
 /* What an out-of-line run in progress needs to be finished or undone. */

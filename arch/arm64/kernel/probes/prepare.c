@@ -12,6 +12,8 @@
 #include <asm/insn.h>
 #include <asm/patching.h>
 
+#include "internal.h"
+
 /* How far back a probe looks for the load-exclusive of a window. */
 #define KP_EXCL_SCAN	32
 
@@ -136,11 +138,19 @@ int arch_prepare_kprobe_site(struct kprobe_site *s)
 			s->addr);
 		return -EINVAL;
 	}
-	return s->arch.simulate ? 0 : kp_slot_prepare(s);
+	if (!s->arch.simulate) {
+		int ret = kp_slot_prepare(s);
+
+		if (ret)
+			return ret;
+	}
+	kp_opt_prepare(s);
+	return 0;
 }
 
 void arch_release_kprobe_site(struct kprobe_site *s)
 {
+	kp_opt_release(s);
 	if (!s->arch.slot)
 		return;
 	/* A task may be preempted in a boosted copy: wait for it. */

@@ -97,7 +97,7 @@ notrace void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 	 * transition bit admits the first nesting).  Preemption off keeps
 	 * the per-CPU state ours and is the RCU-sched read side the site
 	 * lookup needs; an interrupt that comes before current_kprobe is
-	 * set leaves it NULL again (see kp_opt_callback() in opt.c).
+	 * set leaves it NULL again (see kprobe_opt_run()).
 	 */
 	preempt_disable_notrace();
 	s = kp_site_find(ip);

@@ -99,50 +99,16 @@ kprobe_opcode_t *kp_opt_region_copy(struct kprobe_site *s)
 NOKPROBE_SYMBOL(kp_opt_region_copy);
 
 /*
- * Called from a detour buffer, with the registers the probed code had.
- * As on an optimized probe anywhere, a handler's change of regs->ip cannot
- * be honoured: the buffer goes on with the region regardless.
- *
- * Handlers run with preemption off and interrupts as the probed code had
- * them, as upstream's optimized probes and our probes on ftrace do; saving
- * and restoring the interrupt flag here cost more than the rest of the hit
- * with irq tracing on.  What that means for the per-CPU state an interrupt
- * or NMI arriving in the middle can touch:
- *
- *  - preemption is off from the first instruction that reads per-CPU
- *    state, so it all stays this CPU's, and the site and its probe list
- *    stay alive (RCU-sched readers, as in the trap);
- *  - before current_kprobe is set, an interrupt's probe hits find it NULL
- *    and run in full; each of them puts it back to NULL, and restores
- *    kprobe_ctlblk to idle (no step in flight), before the interrupt
- *    returns, so this CPU looks to us as we left it;
- *  - once it is set, their hits only count as missed: through a jump they
- *    touch nothing but nmissed (atomic); through ftrace likewise; through
- *    an int3 they carry out the instruction in the REENTER state, which
- *    saves current_kprobe, kprobe_status and the step in kprobe_ctlblk.prev
- *    and puts them back before the trap returns.  No return trampoline can
- *    run in the interrupt for an instance pushed before it (a function
- *    entered in the interrupt returns in it; its entry probe was missed);
- *  - the hit count is a single per-CPU increment, which an interrupt
- *    cannot split.
- *
- * kprobe_status is written only after current_kprobe (see
- * kprobe_site_pre_one() and kprobe_site_pre()), so an interrupt's hit
- * cannot leave it stale while a handler runs.
+ * Called from a detour buffer, with the registers the probed code had
+ * (kprobe_opt_run() says what a hit there may and may not do).  The
+ * template saved the stack pointer one word too low: the buffer restores
+ * every register but sp, so the correction is for the handlers alone.
  */
 static notrace void kp_opt_callback(struct kprobe_site *s,
 				    struct pt_regs *regs)
 {
-	preempt_disable_notrace();
-	if (unlikely(kprobe_running())) {
-		kprobe_site_missed(s);
-	} else {
-		regs->sp += sizeof(long);	/* see the template */
-		if (!kprobe_site_pre_one(s, regs))
-			kprobe_site_pre(s, regs);
-		__this_cpu_write(current_kprobe, NULL);
-	}
-	preempt_enable_notrace();
+	regs->sp += sizeof(long);	/* see the template */
+	kprobe_opt_run(s, regs);
 }
 NOKPROBE_SYMBOL(kp_opt_callback);
 

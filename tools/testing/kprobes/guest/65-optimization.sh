@@ -2,15 +2,22 @@
 # Jump optimization seen from user space, and its knob
 # /proc/sys/debug/kprobes-optimization (sysctl debug.kprobes-optimization):
 #  - the knob reads 1 at boot, takes 0 and 1 and refuses anything else;
-#  - kp_probe.ko post=0 on kp_target_asm+5 (nops, then a movabs: a region
-#    with no branch, see kp_target_asm.S) shows [OPTIMIZED] within a bounded
+#  - kp_probe.ko post=0 on kp_target_asm+OFF (x86: +5, nops then a movabs,
+#    a region with no branch; arm64: +24, "ldr x0, [x1]", a stepped
+#    instruction; see kp_target_asm.S) shows [OPTIMIZED] within a bounded
 #    wait; the same probe with a post handler never does;
 #  - 0 takes [OPTIMIZED] away at once, 1 brings it back;
 #  - two CPUs call the probed function while the knob goes back and forth:
 #    not one hit is lost; then while debugfs "enabled" goes back and forth:
 #    no more hits than calls, and every call is hit again afterwards.
 . /kptest/lib.sh
-x86_only "jump optimization is x86 only"
+case "$(uname -m)" in
+x86_64)		OFF=5 ;;
+aarch64)	OFF=24 ;;
+*)		skip "${0##*/} on $(uname -m)" "jump optimization is x86_64 and arm64 only"
+		exit 0 ;;
+esac
+OFFX=$(printf '0x%x' "$OFF")
 
 KNOB=/proc/sys/debug/kprobes-optimization
 need "$KNOB"
@@ -29,9 +36,9 @@ check "the knob reads 0" test "$(cat "$KNOB")" = 0
 check "the knob takes 1" knob_set 1
 check "the knob reads 1" test "$(cat "$KNOB")" = 1
 
-# opt_state: the status tags of the probe on kp_target_asm+0x5.
+# opt_state: the status tags of the probe on kp_target_asm+OFF.
 opt_state() {
-	list_sym kp_target_asm k | awk '$3 == "kp_target_asm+0x5" { print $NF }'
+	list_sym kp_target_asm k | awk -v at="kp_target_asm+$OFFX" '$3 == at { print $NF }'
 }
 # wait_opt WANT: poll until the probe is [OPTIMIZED] (WANT=1) or not (0),
 # up to 30 s (the optimizer waits for an RCU-tasks grace period).
@@ -90,15 +97,15 @@ if ! check "insmod kp_target.ko" load kp_target; then
 	exit 1
 fi
 
-if check "kp_probe.ko with a post handler on kp_target_asm+5" \
-	probe_load sym=kp_target_asm offset=5 post=1; then
+if check "kp_probe.ko with a post handler on kp_target_asm+$OFF" \
+	probe_load sym=kp_target_asm offset=$OFF post=1; then
 	usleep 500000
 	check "with a post handler the probe is not [OPTIMIZED] ($(opt_state))" wait_opt 0 || show_list
 	check "rmmod kp_probe (post handler)" unload kp_probe
 fi
 
-if check "kp_probe.ko without a post handler on kp_target_asm+5" \
-	probe_load sym=kp_target_asm offset=5 post=0; then
+if check "kp_probe.ko without a post handler on kp_target_asm+$OFF" \
+	probe_load sym=kp_target_asm offset=$OFF post=0; then
 	check "the probe becomes [OPTIMIZED] within 30 s" wait_opt 1 || show_list
 	b=$(hits)
 	target_call 20

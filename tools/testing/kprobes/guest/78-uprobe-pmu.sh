@@ -3,8 +3,8 @@
 # of the uprobes API: /kptest/bin/uprobe_pmu (static C,
 # tools/testing/kprobes/uprobe/uprobe_pmu.c) probes a function of its own,
 # entry and return, and checks the counts and what the program saw, and a
-# BPF uprobe_multi link on two of its functions, filtered on its pid.  Its
-# lines are the results.
+# BPF uprobe_multi link on two of its functions, filtered on its pid, and
+# both again with four threads calling at once.  Its lines are the results.
 . /kptest/lib.sh
 
 prog=/kptest/bin/uprobe_pmu

@@ -8,12 +8,12 @@
 # debug.kprobes-optimization and kprobes/enabled, forks and reads /proc and
 # the kprobes list.  Then the module's exact phase and teardown report their
 # checks, and the kernel log must be clean.  "make stress" runs it alone
-# for 10 minutes.  Without jump optimization (arm64) there is no
+# for 10 minutes.  Without jump optimization (riscv64) there is no
 # debug.kprobes-optimization to toggle, only kprobes/enabled.
 . /kptest/lib.sh
 
 KNOB=/proc/sys/debug/kprobes-optimization
-[ "$(uname -m)" = x86_64 ] && need "$KNOB"
+case "$(uname -m)" in x86_64|aarch64) need "$KNOB" ;; esac
 need "$KP_ENABLED"
 
 secs=60

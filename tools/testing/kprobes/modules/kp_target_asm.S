@@ -12,10 +12,10 @@
  *
  * arm64 (every instruction 4 bytes; arm64's SYM_FUNC_START puts a "bti c"
  * first, BTI or not):
- *   0     bti c       a hint, stepped in a slot
- *   4..16 nop x 4     hints, stepped
+ *   0     bti c       a hint, simulated (a nop)
+ *   4..16 nop x 4     simulated
  *   20    adr         PC-relative, simulated
- *   24    ldr [x1]    a load, stepped
+ *   24    ldr [x1]    a load, stepped (boosted; optimizable)
  *   28    ldr literal PC-relative, simulated
  *   32    eor, 36 orr ALU, stepped
  *   40    b           a branch, simulated (a fall-through zeroes x0)

@@ -18,13 +18,18 @@
  * function's return value in %rax.  The uprobe_multi part attaches the
  * program to target_fn() and target_fn2() at once with a BPF_LINK_CREATE
  * of type BPF_TRACE_UPROBE_MULTI filtered on our pid, entry and return:
- * every call of ours runs it, a forked child's calls do not.  Last, the
- * uretprobe system call made from anywhere but the trampoline is SIGILL.
+ * every call of ours runs it, a forked child's calls do not.  The threads
+ * part runs target_fn() on KP_THREADS threads at once, on every CPU: an
+ * inherited perf event (entry, return) and a uprobe_multi link (filtered
+ * on our pid, so every thread of ours) must see each of their calls, and
+ * every call must return the right value.  Last, the uretprobe system call
+ * made from anywhere but the trampoline is SIGILL.
  *
  * One TAP line per check; exits 1 when one failed.  Built static.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include <stddef.h>
@@ -146,6 +151,113 @@ out:
 	close(map_fd);
 }
 
+/* ---- threads ---- */
+
+#define KP_THREADS	4
+
+struct kp_thread {
+	pthread_t	tid;
+	int		n;
+	int		wrong;	/* calls that returned a wrong value */
+};
+
+static pthread_barrier_t kp_start;
+
+static void *thread_calls(void *arg)
+{
+	struct kp_thread *t = arg;
+	int i;
+
+	pthread_barrier_wait(&kp_start);
+	for (i = 0; i < t->n; i++)
+		if (target_fn(i) != 2L * i + 1)
+			t->wrong++;
+	return NULL;
+}
+
+/* KP_THREADS threads call target_fn() @n times each, all at once. */
+static int thread_calls_all(int n)
+{
+	struct kp_thread t[KP_THREADS] = {};
+	int i, wrong = 0;
+
+	pthread_barrier_init(&kp_start, NULL, KP_THREADS);
+	for (i = 0; i < KP_THREADS; i++) {
+		t[i].n = n;
+		if (pthread_create(&t[i].tid, NULL, thread_calls, &t[i]))
+			return -1;
+	}
+	for (i = 0; i < KP_THREADS; i++) {
+		pthread_join(t[i].tid, NULL);
+		wrong += t[i].wrong;
+	}
+	pthread_barrier_destroy(&kp_start);
+	return wrong;
+}
+
+/*
+ * An inherited per-task event: the threads started after it count into
+ * it, and their counts are ours once they have exited.
+ */
+static void threads_perf_case(int type, int ret_bit, int retprobe, int n)
+{
+	const char *what = retprobe ? "return probe" : "entry probe";
+	struct perf_event_attr attr;
+	int fd, wrong;
+	uint64_t got;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = type;
+	attr.config = retprobe ? 1ULL << ret_bit : 0;
+	attr.uprobe_path = (uint64_t)(uintptr_t)exe;
+	attr.probe_offset = fn_off;
+	attr.exclude_kernel = 1;
+	attr.inherit = 1;
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0) {
+		result(0, "threads, perf %s: opens (%s)", what, strerror(errno));
+		return;
+	}
+	wrong = thread_calls_all(n);
+	got = count_of(fd);
+	result(wrong == 0, "threads, perf %s: every call of %d threads returned the right value (%d wrong)",
+	       what, KP_THREADS, wrong);
+	result(got == (uint64_t)KP_THREADS * n, "threads, perf %s: %d calls on %d threads counted (got %lld)",
+	       what, KP_THREADS * n, KP_THREADS, (long long)got);
+	close(fd);
+}
+
+/* A uprobe_multi link filtered on our pid runs for every thread of ours. */
+static void threads_multi_case(int retprobe, int n)
+{
+	const char *what = retprobe ? "uprobe_multi return" : "uprobe_multi entry";
+	uint64_t off = fn_off;
+	int map_fd = create_map(), prog_fd, link, wrong;
+	struct seen s;
+
+	prog_fd = map_fd < 0 ? -1 : load_prog(map_fd, UPROBE_MULTI_ATTACH);
+	link = prog_fd < 0 ? -1 :
+	       uprobe_multi_link(prog_fd, exe, &off, NULL, 1, retprobe, getpid());
+	if (link < 0) {
+		result(0, "threads, %s: link on target_fn (%s)", what,
+		       strerror(errno));
+		goto out;
+	}
+	wrong = thread_calls_all(n);
+	s = read_map(map_fd);
+	result(wrong == 0, "threads, %s: every call returned the right value (%d wrong)",
+	       what, wrong);
+	result(s.count == (uint64_t)KP_THREADS * n, "threads, %s: %d runs for %d calls on %d threads",
+	       what, (int)s.count, KP_THREADS * n, KP_THREADS);
+	close(link);
+out:
+	if (prog_fd >= 0)
+		close(prog_fd);
+	if (map_fd >= 0)
+		close(map_fd);
+}
+
 #ifdef __x86_64__
 /* sys_uretprobe (335, x86_64 only) belongs to the trampoline alone. */
 static void uretprobe_syscall_case(void)
@@ -219,6 +331,10 @@ int main(int argc, char **argv)
 	bpf_case(type, ret_bit, 1, n);
 	multi_case(0, n);
 	multi_case(1, n);
+	for (i = 0; i < 2; i++) {
+		threads_perf_case(type, ret_bit, i, n);
+		threads_multi_case(i, n);
+	}
 
 	uretprobe_syscall_case();
 	return failures ? 1 : 0;
