@@ -19,10 +19,12 @@
  * program to target_fn() and target_fn2() at once with a BPF_LINK_CREATE
  * of type BPF_TRACE_UPROBE_MULTI filtered on our pid, entry and return:
  * every call of ours runs it, a forked child's calls do not.  The threads
- * part runs target_fn() on KP_THREADS threads at once, on every CPU: an
- * inherited perf event (entry, return) and a uprobe_multi link (filtered
- * on our pid, so every thread of ours) must see each of their calls, and
- * every call must return the right value.  Last, the uretprobe system call
+ * part runs target_fn() on KP_THREADS threads at once, on every CPU: a
+ * perf event on each thread (entry, return) and a uprobe_multi link
+ * (filtered on our pid, so every thread of ours) must see each of their
+ * calls, and every call must return the right value.  (Not one inherited
+ * event: perf's counts of inherited events of threads are not exact when
+ * the threads' contexts are swapped between them, stock or ours.)  Last, the uretprobe system call
  * made from anywhere but the trampoline is SIGILL.
  *
  * One TAP line per check; exits 1 when one failed.  Built static.
@@ -157,17 +159,21 @@ out:
 
 struct kp_thread {
 	pthread_t	tid;
+	pid_t		pid;	/* its thread id */
 	int		n;
 	int		wrong;	/* calls that returned a wrong value */
 };
 
-static pthread_barrier_t kp_start;
+/* Every thread has its id out; then all start calling at once. */
+static pthread_barrier_t kp_ready, kp_start;
 
 static void *thread_calls(void *arg)
 {
 	struct kp_thread *t = arg;
 	int i;
 
+	t->pid = syscall(SYS_gettid);
+	pthread_barrier_wait(&kp_ready);
 	pthread_barrier_wait(&kp_start);
 	for (i = 0; i < t->n; i++)
 		if (target_fn(i) != 2L * i + 1)
@@ -175,57 +181,77 @@ static void *thread_calls(void *arg)
 	return NULL;
 }
 
-/* KP_THREADS threads call target_fn() @n times each, all at once. */
-static int thread_calls_all(int n)
+/*
+ * KP_THREADS threads call target_fn() @n times each, all at once; @ready,
+ * if not NULL, is called with the threads' ids before they start.
+ * Return: the calls that returned a wrong value, or -1.
+ */
+static int thread_calls_all(int n, void (*ready)(struct kp_thread *t))
 {
 	struct kp_thread t[KP_THREADS] = {};
 	int i, wrong = 0;
 
-	pthread_barrier_init(&kp_start, NULL, KP_THREADS);
+	pthread_barrier_init(&kp_ready, NULL, KP_THREADS + 1);
+	pthread_barrier_init(&kp_start, NULL, KP_THREADS + 1);
 	for (i = 0; i < KP_THREADS; i++) {
 		t[i].n = n;
 		if (pthread_create(&t[i].tid, NULL, thread_calls, &t[i]))
 			return -1;
 	}
+	pthread_barrier_wait(&kp_ready);
+	if (ready)
+		ready(t);
+	pthread_barrier_wait(&kp_start);
 	for (i = 0; i < KP_THREADS; i++) {
 		pthread_join(t[i].tid, NULL);
 		wrong += t[i].wrong;
 	}
+	pthread_barrier_destroy(&kp_ready);
 	pthread_barrier_destroy(&kp_start);
 	return wrong;
 }
 
-/*
- * An inherited per-task event: the threads started after it count into
- * it, and their counts are ours once they have exited.
- */
+static int kp_pmu_type, kp_ret_bit, kp_retprobe;
+static int kp_thread_fd[KP_THREADS];
+
+/* One counting event per thread, each bound to its thread. */
+static void open_per_thread(struct kp_thread *t)
+{
+	int i;
+
+	for (i = 0; i < KP_THREADS; i++) {
+		kp_thread_fd[i] = open_uprobe_at(kp_pmu_type, kp_ret_bit, exe,
+						 fn_off, kp_retprobe,
+						 t[i].pid);
+		if (kp_thread_fd[i] >= 0)
+			ioctl(kp_thread_fd[i], PERF_EVENT_IOC_ENABLE, 0);
+	}
+}
+
 static void threads_perf_case(int type, int ret_bit, int retprobe, int n)
 {
 	const char *what = retprobe ? "return probe" : "entry probe";
-	struct perf_event_attr attr;
-	int fd, wrong;
-	uint64_t got;
+	uint64_t got = 0, c;
+	int i, wrong, opened = 0;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = type;
-	attr.config = retprobe ? 1ULL << ret_bit : 0;
-	attr.uprobe_path = (uint64_t)(uintptr_t)exe;
-	attr.probe_offset = fn_off;
-	attr.exclude_kernel = 1;
-	attr.inherit = 1;
-	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-	if (fd < 0) {
-		result(0, "threads, perf %s: opens (%s)", what, strerror(errno));
-		return;
+	kp_pmu_type = type;
+	kp_ret_bit = ret_bit;
+	kp_retprobe = retprobe;
+	wrong = thread_calls_all(n, open_per_thread);
+	for (i = 0; i < KP_THREADS; i++) {
+		if (kp_thread_fd[i] < 0)
+			continue;
+		opened++;
+		c = count_of(kp_thread_fd[i]);
+		got += c;
+		close(kp_thread_fd[i]);
 	}
-	wrong = thread_calls_all(n);
-	got = count_of(fd);
+	result(opened == KP_THREADS, "threads, perf %s: an event on each of %d threads opens",
+	       what, KP_THREADS);
 	result(wrong == 0, "threads, perf %s: every call of %d threads returned the right value (%d wrong)",
 	       what, KP_THREADS, wrong);
 	result(got == (uint64_t)KP_THREADS * n, "threads, perf %s: %d calls on %d threads counted (got %lld)",
 	       what, KP_THREADS * n, KP_THREADS, (long long)got);
-	close(fd);
 }
 
 /* A uprobe_multi link filtered on our pid runs for every thread of ours. */
@@ -244,7 +270,7 @@ static void threads_multi_case(int retprobe, int n)
 		       strerror(errno));
 		goto out;
 	}
-	wrong = thread_calls_all(n);
+	wrong = thread_calls_all(n, NULL);
 	s = read_map(map_fd);
 	result(wrong == 0, "threads, %s: every call returned the right value (%d wrong)",
 	       what, wrong);
