@@ -45,11 +45,6 @@
 
 #include "internal.h"
 
-extern const u32 kp_a64_opt_tmpl[], kp_a64_opt_tmpl_call[];
-extern const u32 kp_a64_opt_tmpl_copy[], kp_a64_opt_tmpl_back[];
-extern const u64 kp_a64_opt_tmpl_site[], kp_a64_opt_tmpl_pc[];
-extern const u32 kp_a64_opt_tmpl_end[];
-
 #define KP_TMPL_OFF(sym)	((unsigned long)(sym) - (unsigned long)kp_a64_opt_tmpl)
 #define KP_TMPL_LEN		KP_TMPL_OFF(kp_a64_opt_tmpl_end)
 

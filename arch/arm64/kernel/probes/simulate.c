@@ -36,14 +36,29 @@ static nokprobe_inline bool a64p_cond(unsigned int cond, u64 pstate)
 	bool holds;
 
 	switch (cond >> 1) {
-	case 0:	holds = z; break;		/* eq */
-	case 1:	holds = c; break;		/* hs */
-	case 2:	holds = n; break;		/* mi */
-	case 3:	holds = v; break;		/* vs */
-	case 4:	holds = c && !z; break;		/* hi */
-	case 5:	holds = n == v; break;		/* ge */
-	case 6:	holds = n == v && !z; break;	/* gt */
-	default: return true;			/* al, nv */
+	case 0:			/* eq */
+		holds = z;
+		break;
+	case 1:			/* hs */
+		holds = c;
+		break;
+	case 2:			/* mi */
+		holds = n;
+		break;
+	case 3:			/* vs */
+		holds = v;
+		break;
+	case 4:			/* hi */
+		holds = c && !z;
+		break;
+	case 5:			/* ge */
+		holds = n == v;
+		break;
+	case 6:			/* gt */
+		holds = n == v && !z;
+		break;
+	default:		/* al, nv */
+		return true;
 	}
 	return (cond & 1) ? !holds : holds;
 }
