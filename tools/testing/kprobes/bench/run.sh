@@ -177,6 +177,7 @@ fi
 # One uprobe_multi link on 10,000 instructions of the running program:
 # attach (every site armed in its mm) and detach, guest ns per probe.
 if want uattach; then
+	# shellcheck disable=SC2046 # one word per figure
 	set -- $($ubin multi 10000)
 	if [ "${1:-}" = multi ]; then
 		echo "kpbench: uattach.attach $(($3 / $2)) ns/probe"
@@ -188,6 +189,7 @@ fi
 # What every process pays for the uprobes hooks with no probe anywhere.
 if want ulife; then
 	for op in fork:200 exec:100 mmap:2000; do
+		# shellcheck disable=SC2046 # one word per figure
 		set -- $($ubin "${op%:*}" "${op#*:}")
 		echo "kpbench: ulife.$1 $(($3 / $2)) ns/op"
 	done
