@@ -22,9 +22,9 @@
 # them and <dir>/run.sh in the guest (at /extra) and run run.sh after boot.
 # B=<dir>: build directory for our tree (default build/ours).
 # ARCH=arm64: cross build and boot another architecture (tools/harness/
-# arch.sh) with the same targets (test, stock, test-stock, compare, stress);
-# its trees are build/arm64/ours and build/arm64/stock.  Our core runs
-# there under upstream's arm64 probe code.
+# arch.sh) with the same targets (test, stock, test-stock, compare, stress,
+# bench); its trees are build/arm64/ours and build/arm64/stock, make bench's
+# build/arm64/bench.
 # ARCH=riscv: the same for riscv64 (QEMU virt, OpenSBI), build/riscv/ours;
 # return probes there run on rethook (kernel/kretprobes_rethook.c), and the
 # guest's busybox and bash are cross built from Debian's sources.

@@ -19,6 +19,12 @@
 # and two-vCPU runs, KP_BENCH_WALL=multi runs only the two-vCPU ones.
 # KP_BENCH_SIDES="stock ours" picks the kernels; KP_BENCH_REPEAT=1 boots
 # each icount run a second time and fails if any figure differs.
+#
+# ARCH=arm64 (make bench ARCH=arm64) does the same for arm64, cross built,
+# on qemu-system-aarch64, in build/arm64/bench, with its own defaults: the
+# icount run only (KP_BENCH_WALL=0 and KP_BENCH_TESTCFG=0 unless asked
+# for), and run.sh's arm64 groups; its table goes to its own section of
+# tools/testing/kprobes/bench/README.md, never to README.md's headline.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,7 +32,24 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 
 h=$top/tools/harness
 src=$top/tools/testing/kprobes/bench
-out=$top/build/bench
+if [ "$kp_arch" = x86_64 ]; then
+	out=$top/build/bench
+	trees=$top/build
+	wall=${KP_BENCH_WALL:-1}
+	testcfg=${KP_BENCH_TESTCFG:-1}
+	runs="icount wall multi testcfg"
+	timeout=${KP_BENCH_TIMEOUT:-1800}
+else
+	out=$top/build/$kp_arch/bench
+	trees=$top/build/$kp_arch
+	wall=${KP_BENCH_WALL:-0}
+	testcfg=${KP_BENCH_TESTCFG:-0}
+	runs=icount
+	[ "$wall" = 0 ] || runs+=" wall multi"
+	[ "$testcfg" = 0 ] || runs+=" testcfg"
+	# Both icount boots share the host's cores; arm64's run longer.
+	timeout=${KP_BENCH_TIMEOUT:-3600}
+fi
 sides=${KP_BENCH_SIDES:-stock ours}
 jobs=${KP_JOBS:-$(nproc)}
 mkdir -p "$out"
@@ -42,7 +65,7 @@ build_side() {
 	rsync -a --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' "$src/" "$bdir/oot/extra/" &&
 	make -C "$bdir/linux" -s M="$bdir/oot/extra" modules &&
 	mkdir -p "$bdir/oot/bin" &&
-	gcc -static -O2 -Wall -pthread -o "$bdir/oot/bin/upbench_loop" "$src/upbench_loop.c"
+	"$kp_ucc" -static -O2 -Wall -pthread -o "$bdir/oot/bin/upbench_loop" "$src/upbench_loop.c"
 }
 
 # The probe set of "reg" and "cover", the same on both sides: the kernel
@@ -77,7 +100,7 @@ run_side() {
 		cmdline="kpbench.set=hits,watch kpbench.reps=3"
 	fi
 	KP_QEMU_ARGS=$qargs KP_CMDLINE=$cmdline KP_TCG_THREAD=$tcg \
-		KP_TIMEOUT=${KP_BENCH_TIMEOUT:-1800} \
+		KP_TIMEOUT=$timeout \
 		"$h/boot.sh" "$out/$side" extra "$log" >/dev/null
 	grep -a -o 'kpbench: .*' "$log" | tr -d '\r' > "$out/$side-$mode$tag.txt" || true
 	grep -q '^kpbench: end' "$out/$side-$mode$tag.txt" ||
@@ -112,8 +135,8 @@ done
 wait
 # The wall-clock runs do: one at a time.
 for side in "${built[@]}"; do
-	[ "${KP_BENCH_WALL:-1}" = 0 ] && break
-	[ "${KP_BENCH_WALL:-1}" = multi ] || run_side "$side" wall
+	[ "$wall" = 0 ] && break
+	[ "$wall" = multi ] || run_side "$side" wall
 	run_side "$side" multi
 done
 
@@ -125,7 +148,7 @@ done
 # KP_BENCH_TESTCFG=0 skips this part.
 kunit_rc=0
 testcfg_side() {
-	local side=$1 tree=$top/build/$1
+	local side=$1 tree=$trees/$1
 	if [ "$side" = ours ]; then
 		make -C "$top" --no-print-directory -s initramfs EXTRA="$src" >/dev/null
 	else
@@ -133,11 +156,11 @@ testcfg_side() {
 	fi || { say "$side test-config kernel did not build"; return 0; }
 	KP_QEMU_ARGS="-smp 1 -icount shift=0,sleep=off -rtc base=2024-01-01T00:00:00,clock=vm" \
 		KP_CMDLINE="kpbench.set=hits,watch kunit.enable=0" \
-		KP_TIMEOUT=${KP_BENCH_TIMEOUT:-1800} \
+		KP_TIMEOUT=$timeout \
 		"$h/boot.sh" "$tree" extra "$out/$side-testcfg.log" >/dev/null
 	grep -a -o 'kpbench: .*' "$out/$side-testcfg.log" | tr -d '\r' > "$out/$side-testcfg.txt" || true
 	[ "$side" = ours ] || return 0
-	KP_QEMU_ARGS="-icount shift=0,sleep=off" KP_TIMEOUT=${KP_BENCH_TIMEOUT:-1800} \
+	KP_QEMU_ARGS="-icount shift=0,sleep=off" KP_TIMEOUT=$timeout \
 		"$h/boot.sh" "$tree" kunit "$out/ours-kunit-icount.log" >/dev/null
 	if "$h/summarize.py" "$out/ours-kunit-icount.log" "$tree/linux/.config"; then
 		say "ours: KUnit under -icount passed"
@@ -146,7 +169,7 @@ testcfg_side() {
 		kunit_rc=1
 	fi
 }
-if [ "${KP_BENCH_TESTCFG:-1}" = 1 ]; then
+if [ "$testcfg" = 1 ]; then
 	for side in $sides; do
 		rm -f "$out/$side"-testcfg.* "$out/$side"-kunit-icount.log
 		testcfg_side "$side"
@@ -157,26 +180,38 @@ version=$(make -C "$out/${built[0]:-stock}/linux" -s kernelversion 2>/dev/null |
 
 # The documents get the table of a complete run only: both kernels, every
 # group, the wall-clock, two-vCPU and test-config runs, every boot to its
-# end.  KP_BENCH_DOC=1 writes them anyway, KP_BENCH_DOC=0 never.
+# end (arm64: the icount runs, and the others only when asked for).
+# KP_BENCH_DOC=1 writes them anyway, KP_BENCH_DOC=0 never.  arm64's table
+# has its own markers in the document and no headline rows in README.md.
 doc=$src/README.md
 partial=
 [ -z "${KP_BENCH_SET:-}" ] || partial+=" KP_BENCH_SET=$KP_BENCH_SET"
 [ "${KP_BENCH_SIDES:-stock ours}" = "stock ours" ] || partial+=" KP_BENCH_SIDES=\"$KP_BENCH_SIDES\""
-[ "${KP_BENCH_WALL:-1}" = 1 ] || partial+=" KP_BENCH_WALL=$KP_BENCH_WALL"
-[ "${KP_BENCH_TESTCFG:-1}" = 1 ] || partial+=" KP_BENCH_TESTCFG=$KP_BENCH_TESTCFG"
-command="${partial# }${partial:+ }make bench"
+if [ "$kp_arch" = x86_64 ]; then
+	[ "$wall" = 1 ] || partial+=" KP_BENCH_WALL=$KP_BENCH_WALL"
+	[ "$testcfg" = 1 ] || partial+=" KP_BENCH_TESTCFG=$KP_BENCH_TESTCFG"
+	command="${partial# }${partial:+ }make bench"
+	readme=$top/README.md
+else
+	command="${partial# }${partial:+ }${KP_BENCH_WALL:+KP_BENCH_WALL=$KP_BENCH_WALL }${KP_BENCH_TESTCFG:+KP_BENCH_TESTCFG=$KP_BENCH_TESTCFG }make bench ARCH=$kp_arch"
+	readme=
+fi
 for side in stock ours; do
-	for run in icount wall multi testcfg; do
+	for run in $runs; do
 		grep -qs '^kpbench: end' "$out/$side-$run.txt" || partial+=" ($side $run run unfinished)"
 	done
 done
 commit=$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)
 if [ "${KP_BENCH_DOC:-}" = 1 ] || { [ -z "$partial" ] && [ "${KP_BENCH_DOC:-}" != 0 ]; }; then
-	"$h/bench_table.py" "$out" "$version" "$doc" "$top/README.md" "$command" "$commit"
-	say "the table is in ${doc#$top/}, its headline rows in README.md"
+	"$h/bench_table.py" "$out" "$version" "$doc" "$readme" "$command" "$commit"
+	if [ -n "$readme" ]; then
+		say "the table is in ${doc#"$top"/}, its headline rows in README.md"
+	else
+		say "the table is in ${doc#"$top"/}, section $kp_arch"
+	fi
 else
 	"$h/bench_table.py" "$out" "$version"
-	say "a partial run ($partial ), so ${doc#$top/} and README.md keep their table (KP_BENCH_DOC=1 writes it)"
+	say "a partial run ($partial ), so ${doc#"$top"/} and README.md keep their table (KP_BENCH_DOC=1 writes it)"
 fi
 
 say "make bench took ${SECONDS}s"

@@ -12,6 +12,13 @@ README.md), it also writes the table, headed by the run's date, COMMAND and
 COMMIT, between DOC's "<!-- bench-table begin" and "<!-- bench-table end"
 lines, and the HEADLINE rows between README's "<!-- headline begin" and
 "<!-- headline end" lines, so that the documents show what was measured.
+
+The kernels' .config says which architecture was measured.  arm64 (make
+bench ARCH=arm64) has its own hit and uprobe rows (A64_HITS, A64_UHITS),
+leaves out the rows neither kernel measured, adds the goals of issue 31
+(GOALS) under the table, and goes between DOC's "<!-- bench-table-arm64
+begin" and "<!-- bench-table-arm64 end" lines; README may then be empty
+(no headline rows).
 """
 import csv
 import datetime
@@ -35,6 +42,22 @@ HITS = [
     ("hit.watch", "write watch: a wprobe where the kernel has them (ours), "
      "else the same hw_breakpoint (stock)"),
 ]
+# arm64: the probed instruction of each row is chosen (kpbench.c).
+A64_HITS = [
+    ("hit.none", "call, no probe (per call)"),
+    ("hit.brk", "kprobe, BRK with post_handler, on `stp x29, x30, [sp, "
+     "#-16]!` (run out of line on both)"),
+    ("hit.boost", "kprobe, no post_handler, the same `stp`: a boosted copy "
+     "on ours (stock arm64 does not boost; jump optimization off)"),
+    ("hit.sim", "kprobe with post_handler on `adr` (simulated on both)"),
+    ("hit.nop", "kprobe with post_handler on `nop` (simulated on ours, run "
+     "out of line on stock)"),
+    ("hit.opt", "kprobe, optimized"),
+    ("hit.ftrace", "kprobe, ftrace-based"),
+    ("hit.kret", "kretprobe on the `stp` function (jump optimization off)"),
+    ("hit.kp+kret", "kprobe + kretprobe, same function (optimization off)"),
+    ("hit.optkret", "kretprobe, optimized entry"),
+]
 REG = [
     ("one.armed", "registered one by one: until armed"),
     ("one.armed.ftrace", "registered one by one: until armed, the "
@@ -53,6 +76,13 @@ UHITS = [
     ("uhit.ret", "uprobe on ret"),
     ("uhit.riprel", "uprobe on a RIP-relative load"),
     ("uhit.nop5", "uprobe on a 5-byte nop"),
+    ("uhit.uret", "uretprobe"),
+]
+A64_UHITS = [
+    ("uhit.nop", "uprobe on nop"),
+    ("uhit.stp", "uprobe on stp x29, x30, [sp, #-16]!"),
+    ("uhit.ret", "uprobe on ret"),
+    ("uhit.adrp", "uprobe on adrp"),
     ("uhit.uret", "uretprobe"),
 ]
 ULIFE = [
@@ -101,6 +131,23 @@ HEADLINE = [
 ]
 
 
+# arm64: issue 31's goals, (what, ours' key, stock's key, at most).
+GOALS = [
+    ("kprobe hit, BRK with a post handler", "hit.brk", "hit.brk", 0.5),
+    ("kprobe hit, no post handler (boosted on ours)", "hit.boost",
+     "hit.boost", 0.5),
+    ("kprobe hit, simulated `adr`", "hit.sim", "hit.sim", 0.5),
+    ("kprobe hit, `nop`", "hit.nop", "hit.nop", 0.5),
+    ("kretprobe hit", "hit.kret", "hit.kret", 0.5),
+    ("optimized kprobe hit against stock's BRK probe", "hit.opt", "hit.brk",
+     0.2),
+    ("1000 kprobes, one register_kprobes(), until armed, per probe",
+     "reg1000.batch.armed", "reg1000.batch.armed", 0.05),
+]
+
+ARCH = "x86_64"
+
+
 def splice(path, begin, end, lines):
     """Replace what lies between the lines starting with BEGIN and END."""
     with open(path) as f:
@@ -118,8 +165,11 @@ def splice(path, begin, end, lines):
 def write_docs(doc, readme, md, table, version, command, commit):
     date = datetime.date.today().isoformat()
     origin = "`%s` of %s (Linux %s, commit %s)" % (command, date, version, commit)
-    splice(doc, "<!-- bench-table begin", "<!-- bench-table end",
+    marker = "bench-table" if ARCH == "x86_64" else "bench-table-" + ARCH
+    splice(doc, "<!-- %s begin" % marker, "<!-- %s end" % marker,
            ["Written by %s." % origin, ""] + md)
+    if not readme:
+        return
     unit = {(key, run): (measure, u) for key, run, measure, u in rows()}
     cells = {(key, run): r for (key, run, _, _), r in zip(rows(), table)}
     head = ("measure", "unit", "stock", "ours", "ours/stock")
@@ -136,31 +186,34 @@ def write_docs(doc, readme, md, table, version, command, commit):
 
 def rows():
     """(key, run, measure, unit) in table order."""
-    for key, what in HITS:
+    hits = A64_HITS if ARCH == "arm64" else HITS
+    uhits = A64_UHITS if ARCH == "arm64" else UHITS
+    inner = "+8 bytes" if ARCH == "arm64" else "+9 bytes"
+    for key, what in hits:
         yield key, "icount", "hit cost: " + what, "insn"
     for n in (1000, 10000):
         for key, what in REG:
             yield "reg%d.%s" % (n, key), "icount", \
                 "%d probes %s" % (n, what), "us/probe"
     for where, what in (("entry", "function entries"),
-                        ("inner", "function entry +9 bytes")):
+                        ("inner", "function entry " + inner)):
         for key, w in COVER:
             yield "cover.%s.%s" % (where, key), "icount", \
                 "coverage, %s: %s" % (what, w), "probes"
     for key, what, unit in EVERY:
         yield key, "icount", what, unit
-    for key, what in UHITS:
+    for key, what in uhits:
         yield key, "icount", "hit cost: " + what + " (1,000,000 calls)", \
             "insn"
     for key, what, unit in ULIFE:
         yield key, "icount", what, unit
-    for key, what in HITS:
+    for key, what in hits:
         yield key, "wall", "hit cost: " + what, "ns (wall)"
     yield "umulti.scale", "multi", "uprobe hits/s, 2 threads on 2 vCPUs " \
         "over 1 thread (multi-threaded TCG)", "x"
     yield "umulti.scale_nop5", "multi", "the same, probe on a 5-byte nop " \
         "(optimized where the kernel can: no trap)", "x"
-    for key, what in HITS:
+    for key, what in hits:
         yield key, "testcfg", "hit cost, test config: " + what, "insn"
 
 
@@ -211,7 +264,8 @@ def cell(side, run, data, key):
             return "n/a: run did not finish", ""
         return "n/a: not measured", ""
     value, note = got
-    if key == "hit.boost" and side == "stock" and preemptible(side):
+    if key == "hit.boost" and side == "stock" and ARCH == "x86_64" \
+            and preemptible(side):
         # Upstream 6.12 boosts only when CONFIG_PREEMPTION is off.
         value += " (not boosted: CONFIG_PREEMPTION)"
     elif key.startswith("reg") and note:
@@ -245,6 +299,34 @@ def probe_set():
         "(the guest keeps those outside init text)" % n
 
 
+def arch():
+    """The architecture the kernels were built for, from a .config."""
+    for side in SIDES:
+        try:
+            with open(os.path.join(OUT, side, "linux", ".config")) as f:
+                if "CONFIG_ARM64=y\n" in f.read():
+                    return "arm64"
+        except OSError:
+            pass
+    return "x86_64"
+
+
+def goals(data):
+    """arm64: the goals of issue 31, each with its figures and verdict."""
+    head = ("goal", "stock", "ours", "ours/stock", "at most", "met")
+    out = ["Goals (issue 31), insn per hit or us per probe as above:", "",
+           "| " + " | ".join(head) + " |",
+           "| " + " | ".join("---" for _ in head) + " |"]
+    for what, okey, skey, limit in GOALS:
+        s = cell("stock", "icount", data, skey)[0]
+        o = cell("ours", "icount", data, okey)[0]
+        r = ratio(s, o)
+        met = "" if not r else ("yes" if float(r) <= limit else "no")
+        out.append("| %s | %s | %s | %s | %.2f | %s |"
+                   % (what, s, o, r, limit, met))
+    return out
+
+
 def preemptible(side):
     try:
         with open(os.path.join(OUT, side, "linux", ".config")) as f:
@@ -265,6 +347,8 @@ OUT = sys.argv[1]
 
 
 def main():
+    global ARCH
+    ARCH = arch()
     version = sys.argv[2] if len(sys.argv) > 2 else "unknown"
     data = {}
     for side in SIDES:
@@ -276,8 +360,13 @@ def main():
                     if any(l.startswith("kpbench: end") for l in f):
                         data[side, run]["end"] = ("", "")
     table, notes = [], []
+    keys = []
     for key, run, measure, unit in rows():
         (s, sn), (o, on) = (cell(side, run, data, key) for side in SIDES)
+        if ARCH != "x86_64" and all(c in ("not run", "n/a: not measured")
+                                    for c in (s, o)):
+            continue	# a row this architecture's run does not have
+        keys.append((key, run, measure, unit))
         table.append((measure, unit, s, o, ratio(s, o)))
         said = ["%s: %s" % (side, brief(note))
                 for side, note in (("stock", sn), ("ours", on))
@@ -288,7 +377,10 @@ def main():
             notes.append("%s (%s): %s" % (measure, unit, "; ".join(said)))
     date = datetime.date.today().isoformat()
     head = ("measure", "unit", "stock", "ours", "ours/stock")
-    md = ["Linux %s, %s. insn: guest instructions (QEMU TCG, "
+    machine = "" if ARCH == "x86_64" else \
+        ", qemu-system-aarch64 virt, cortex-a57"
+    kernel = version if ARCH == "x86_64" else "%s (%s)" % (version, ARCH)
+    md = ["Linux %s, %s. insn: guest instructions (QEMU TCG%s, "
           "-icount shift=0, one vCPU); us/probe: guest time under icount "
           "(1 us = 1000 instructions run, plus the virtual time the guest "
           "waited, e.g. for grace periods); "
@@ -299,10 +391,12 @@ def main():
           "make stock (lockdep, atomic-sleep checks; KUnit off at boot). "
           "Registration and "
           "coverage probe the same functions on both sides: %s."
-          % (version, date, probe_set()), "",
+          % (kernel, date, machine, probe_set()), "",
           "| " + " | ".join(head) + " |",
           "| " + " | ".join("---" for _ in head) + " |"]
     md += ["| " + " | ".join(r) + " |" for r in table]
+    if ARCH == "arm64":
+        md += [""] + goals(data)
     if notes:
         md += ["", "Notes:", ""] + ["- " + n for n in notes]
     with open(os.path.join(OUT, "bench.md"), "w") as f:
@@ -310,7 +404,7 @@ def main():
     with open(os.path.join(OUT, "bench.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(head + ("stock note", "ours note"))
-        for (key, run, _, _), r in zip(rows(), table):
+        for (key, run, _, _), r in zip(keys, table):
             notes_ = [cell(side, run, data, key)[1] for side in SIDES]
             w.writerow(r + tuple(notes_))
     print("\n".join(md))

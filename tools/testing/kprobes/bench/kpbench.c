@@ -31,7 +31,27 @@
 #include <linux/uio.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#ifdef CONFIG_X86
 #include <asm/text-patching.h>
+#endif
+#ifdef CONFIG_ARM64
+#include <asm/debug-monitors.h>
+#endif
+
+/*
+ * The breakpoint a probe that is not optimized leaves in the text, as the
+ * module names it in its states and measures: "int3" on x86, "brk" on
+ * arm64.  Coverage's inner probes go this far into each function: on x86
+ * past endbr64 and the ftrace call, on arm64 past ftrace's two nops (an
+ * instruction boundary either way).
+ */
+#ifdef CONFIG_ARM64
+#define KPB_TRAP	"brk"
+#define KPB_INNER_OFF	8
+#else
+#define KPB_TRAP	"int3"
+#define KPB_INNER_OFF	9
+#endif
 
 static unsigned long loops = 1000000;
 module_param(loops, ulong, 0444);
@@ -45,13 +65,13 @@ static unsigned int bound_ms = 30000;
 module_param(bound_ms, uint, 0444);
 MODULE_PARM_DESC(bound_ms, "guest-time bound of a one-by-one loop or a wait (coverage: 3x)");
 
-static unsigned int inner_off = 9;
+static unsigned int inner_off = KPB_INNER_OFF;
 module_param(inner_off, uint, 0444);
 MODULE_PARM_DESC(inner_off, "coverage: offset of the probe inside a function");
 
 static bool verbose;
 module_param(verbose, bool, 0444);
-MODULE_PARM_DESC(verbose, "coverage: also list the probes refused and the ones left on int3");
+MODULE_PARM_DESC(verbose, "coverage: also list the probes refused and the ones left on " KPB_TRAP);
 
 #define KPB_MAX_SYMS	65536
 #define KPB_LIST	"/sys/kernel/debug/kprobes/list"
@@ -71,6 +91,44 @@ static struct dentry *kpb_dir;
  * entry (with FUNCTION_TRACER); kpb_target_nt does not, so that its entry is
  * ordinary code a kernel can boost or optimize, also under a kretprobe.
  */
+#ifdef CONFIG_ARM64
+static noinline void kpb_target(void)
+{
+	WRITE_ONCE(kpb_sink, kpb_sink + 1);
+}
+
+/*
+ * arm64: the probed instruction of each row is chosen, so the targets are
+ * assembly.  kpb_target_nt starts with the usual frame set-up, a store
+ * pair with writeback that no kernel simulates: it runs out of line (the
+ * plain BRK rows).  kpb_a64_adr starts with an instruction both kernels
+ * simulate (pc-relative), kpb_a64_nop with the nop that starts a function
+ * ftrace may patch (ours simulates it, stock runs it out of line).
+ */
+void kpb_target_nt(void), kpb_a64_adr(void), kpb_a64_nop(void);
+asm("	.pushsection .text, \"ax\"\n"
+"	.p2align 3\n"
+"	.type kpb_target_nt, %function\n"
+"kpb_target_nt:\n"
+"	stp	x29, x30, [sp, #-16]!\n"
+"	mov	x29, sp\n"
+"	ldp	x29, x30, [sp], #16\n"
+"	ret\n"
+"	.size kpb_target_nt, . - kpb_target_nt\n"
+"	.p2align 3\n"
+"	.type kpb_a64_adr, %function\n"
+"kpb_a64_adr:\n"
+"	adr	x9, kpb_a64_adr\n"
+"	ret\n"
+"	.size kpb_a64_adr, . - kpb_a64_adr\n"
+"	.p2align 3\n"
+"	.type kpb_a64_nop, %function\n"
+"kpb_a64_nop:\n"
+"	nop\n"
+"	ret\n"
+"	.size kpb_a64_nop, . - kpb_a64_nop\n"
+"	.popsection\n");
+#else
 static noinline void kpb_target(void)
 {
 	asm volatile("incq %0" : "+m" (kpb_sink));
@@ -80,9 +138,29 @@ static noinline notrace void kpb_target_nt(void)
 {
 	asm volatile("incq %0\n\tincq %0" : "+m" (kpb_sink));
 }
+#endif
+
+/* Which of them a measure probes. */
+enum kpb_tgt { KPB_T_TRACED, KPB_T_PLAIN, KPB_T_SIM, KPB_T_NOP };
+
+static void *kpb_tgt_fn(enum kpb_tgt t)
+{
+	switch (t) {
+	case KPB_T_TRACED:
+		return kpb_target;
+#ifdef CONFIG_ARM64
+	case KPB_T_SIM:
+		return kpb_a64_adr;
+	case KPB_T_NOP:
+		return kpb_a64_nop;
+#endif
+	default:
+		return kpb_target_nt;
+	}
+}
 
 /* The timed loops: direct calls, so the loop costs the same probed or not. */
-static noinline u64 kpb_loop(bool traced)
+static noinline u64 kpb_loop(enum kpb_tgt t)
 {
 	u64 t0, best = U64_MAX;
 	unsigned long i;
@@ -90,12 +168,26 @@ static noinline u64 kpb_loop(bool traced)
 
 	for (r = 0; r < max(reps, 1U); r++) {
 		t0 = ktime_get_ns();
-		if (traced)
+		switch (t) {
+		case KPB_T_TRACED:
 			for (i = 0; i < loops; i++)
 				kpb_target();
-		else
+			break;
+#ifdef CONFIG_ARM64
+		case KPB_T_SIM:
+			for (i = 0; i < loops; i++)
+				kpb_a64_adr();
+			break;
+		case KPB_T_NOP:
+			for (i = 0; i < loops; i++)
+				kpb_a64_nop();
+			break;
+#endif
+		default:
 			for (i = 0; i < loops; i++)
 				kpb_target_nt();
+			break;
+		}
 		best = min(best, ktime_get_ns() - t0);
 	}
 	return best;
@@ -149,18 +241,35 @@ static void kpb_report(const char *measure, s64 a, u64 b, const char *unit,
 /* What the kernel made of a registered probe, read from the text itself. */
 static const char *kpb_state(struct kprobe *p)
 {
+#ifdef CONFIG_ARM64
+	__le32 insn;
+#else
 	u8 op;
+#endif
 
 #ifdef KPROBE_FLAG_FTRACE
 	if (p->flags & KPROBE_FLAG_FTRACE)
 		return "ftrace";
 #endif
+#ifdef CONFIG_ARM64
+	/*
+	 * Whatever an optimized probe puts there (a branch to its detour),
+	 * it is neither the BRK nor the instruction it replaced.
+	 */
+	if (copy_from_kernel_nofault(&insn, p->addr, sizeof(insn)))
+		return "unreadable";
+	if (le32_to_cpu(insn) == BRK64_OPCODE_KPROBES)
+		return "brk";
+	if (le32_to_cpu(insn) != p->opcode)
+		return "optimized";
+#else
 	if (copy_from_kernel_nofault(&op, p->addr, 1))
 		return "unreadable";
 	if (op == JMP32_INSN_OPCODE)
 		return "optimized";
 	if (op == INT3_INSN_OPCODE)
 		return "int3";
+#endif
 	return "unarmed";
 }
 
@@ -260,10 +369,10 @@ static s64 kpb_wait_optimized(struct kprobe **kps, unsigned int n, u64 t0,
 /* Probe hit cost: one kind of probe on one of the test functions. */
 enum kpb_kind { KPB_NONE, KPB_KPROBE, KPB_KRETPROBE, KPB_BOTH };
 
-static int kpb_hit(const char *measure, enum kpb_kind kind, bool traced,
+static int kpb_hit(const char *measure, enum kpb_kind kind, enum kpb_tgt tgt,
 		   bool post, const char *want)
 {
-	void *fn = traced ? (void *)kpb_target : (void *)kpb_target_nt;
+	void *fn = kpb_tgt_fn(tgt);
 	struct kprobe kp = { .addr = fn, .pre_handler = kpb_pre };
 	struct kretprobe rp = { .kp.addr = fn, .handler = kpb_ret };
 	bool use_kp = kind == KPB_KPROBE || kind == KPB_BOTH;
@@ -278,7 +387,7 @@ static int kpb_hit(const char *measure, enum kpb_kind kind, bool traced,
 
 	if (post)
 		kp.post_handler = kpb_post;
-	base = kpb_loop(traced);
+	base = kpb_loop(tgt);
 	if (kind == KPB_NONE) {
 		kpb_report(measure, base, loops, "ns", "per call");
 		return 0;
@@ -305,7 +414,7 @@ static int kpb_hit(const char *measure, enum kpb_kind kind, bool traced,
 		goto out;
 	}
 	kpb_hits_take();
-	probed = kpb_loop(traced);
+	probed = kpb_loop(tgt);
 	hits = kpb_hits_take();
 	expect = (unsigned long)max(reps, 1U) * loops * (use_kp + use_rp);
 	snprintf(note, sizeof(note), "%s", state);
@@ -650,8 +759,9 @@ static int kpb_cover(const char *what, unsigned int off)
 		 s.n, en, i < s.n ? ", bound hit" : "");
 	kpb_wait_optimized(s.kps, s.n, ktime_get_ns(), &got);
 	for (i = 0; verbose && i < s.n; i++)
-		if (!strcmp(kpb_state(s.kps[i]), "int3"))
-			pr_info("cover.%s.int3 %pS\n", what, s.kps[i]->addr);
+		if (!strcmp(kpb_state(s.kps[i]), KPB_TRAP))
+			pr_info("cover.%s." KPB_TRAP " %pS\n", what,
+				s.kps[i]->addr);
 	pr_info("cover.%s.ftrace %ld probes %s\n", what, ftr, note);
 	pr_info("cover.%s.optimized %ld probes %s\n", what, got, note);
 	unregister_kprobes(s.kps, s.n);
@@ -753,21 +863,40 @@ static int kpb_run(char *cmd)
 	unsigned int n;
 
 	if (!strcmp(cmd, "base"))
-		return kpb_hit("hit.none", KPB_NONE, false, false, NULL);
-	if (!strcmp(cmd, "int3"))
-		return kpb_hit("hit.int3", KPB_KPROBE, false, true, "int3");
+		return kpb_hit("hit.none", KPB_NONE, KPB_T_PLAIN, false, NULL);
+	if (!strcmp(cmd, KPB_TRAP))
+		return kpb_hit("hit." KPB_TRAP, KPB_KPROBE, KPB_T_PLAIN, true,
+			       KPB_TRAP);
 	if (!strcmp(cmd, "boost"))
-		return kpb_hit("hit.boost", KPB_KPROBE, false, false, "int3");
+		return kpb_hit("hit.boost", KPB_KPROBE, KPB_T_PLAIN, false, KPB_TRAP);
 	if (!strcmp(cmd, "opt"))
-		return kpb_hit("hit.opt", KPB_KPROBE, false, false, "optimized");
+		return kpb_hit("hit.opt", KPB_KPROBE, KPB_T_PLAIN, false, "optimized");
 	if (!strcmp(cmd, "ftrace"))
-		return kpb_hit("hit.ftrace", KPB_KPROBE, true, false, "ftrace");
+		return kpb_hit("hit.ftrace", KPB_KPROBE, KPB_T_TRACED, false, "ftrace");
 	if (!strcmp(cmd, "kret"))
-		return kpb_hit("hit.kret", KPB_KRETPROBE, false, false, "int3");
+		return kpb_hit("hit.kret", KPB_KRETPROBE, KPB_T_PLAIN, false, KPB_TRAP);
 	if (!strcmp(cmd, "kpkret"))
-		return kpb_hit("hit.kp+kret", KPB_BOTH, false, false, "int3");
+		return kpb_hit("hit.kp+kret", KPB_BOTH, KPB_T_PLAIN, false, KPB_TRAP);
 	if (!strcmp(cmd, "optkret"))
-		return kpb_hit("hit.optkret", KPB_KRETPROBE, false, false, "optimized");
+		return kpb_hit("hit.optkret", KPB_KRETPROBE, KPB_T_PLAIN, false,
+			       "optimized");
+#ifdef CONFIG_ARM64
+	/* With a post handler: no boosted copy to leave by on either kernel. */
+	if (!strcmp(cmd, "sim"))
+		return kpb_hit("hit.sim", KPB_KPROBE, KPB_T_SIM, true, KPB_TRAP);
+	if (!strcmp(cmd, "nop"))
+		return kpb_hit("hit.nop", KPB_KPROBE, KPB_T_NOP, true, KPB_TRAP);
+	/*
+	 * arm64 takes a watchpoint before the store and steps over it only
+	 * for perf's own overflow handler: under a counting handler the
+	 * store would trap for ever.
+	 */
+	if (!strcmp(cmd, "hwbp") || !strcmp(cmd, "watch")) {
+		pr_info("hit.%s n/a arm64 steps over a kernel watchpoint only for perf's handler\n",
+			cmd);
+		return 0;
+	}
+#endif
 	if (!strcmp(cmd, "hwbp"))
 		return kpb_watch("hit.hwbp", false);
 	if (!strcmp(cmd, "watch"))

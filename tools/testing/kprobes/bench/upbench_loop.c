@@ -38,13 +38,67 @@
 
 long ub_data = 42;
 
-/* Each function: the probed instruction, then whatever returns. */
+/*
+ * Each function: the probed instruction, then whatever returns.  nop and
+ * ret read the same on both architectures, so these are shared; UB_SITE
+ * is the size of one probe site in the sled.
+ */
 asm (
 "	.text\n"
 "	.p2align 4\n"
 "	.globl ub_nop\n"
 "ub_nop:	nop\n"
 "	ret\n"
+"	.p2align 4\n"
+"	.globl ub_ret\n"
+"ub_ret:	ret\n"
+"	.p2align 4\n"
+"	.globl ub_sled\n"	/* for uprobe_multi: SLED one-instruction sites */
+"ub_sled:	.rept 10000\n"
+"	nop\n"
+"	.endr\n"
+"	ret\n"
+);
+
+void ub_nop(void), ub_ret(void), ub_func(void), ub_sled(void);
+
+struct ub_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+#if defined(__aarch64__)
+#define UB_SITE	4
+asm (
+"	.text\n"
+"	.p2align 4\n"
+"	.globl ub_stp\n"	/* a frame set-up: stepped out of line */
+"ub_stp:	stp x29, x30, [sp, #-16]!\n"
+"	ldp x29, x30, [sp], #16\n"
+"	ret\n"
+"	.p2align 4\n"
+"	.globl ub_adrp\n"	/* pc-relative: simulated */
+"ub_adrp:	adrp x0, ub_data\n"
+"	ldr x0, [x0, :lo12:ub_data]\n"
+"	ret\n"
+"	.p2align 4\n"
+"	.globl ub_func\n"	/* for return probes: a plain function */
+"ub_func:	stp x29, x30, [sp, #-16]!\n"
+"	mov x29, sp\n"
+"	ldp x29, x30, [sp], #16\n"
+"	ret\n"
+);
+
+void ub_stp(void), ub_adrp(void);
+
+static const struct ub_case cases[] = {
+	{ "nop", ub_nop }, { "stp", ub_stp }, { "ret", ub_ret },
+	{ "adrp", ub_adrp }, { "func", ub_func },
+};
+#else
+#define UB_SITE	1
+asm (
+"	.text\n"
 "	.p2align 4\n"
 "	.globl ub_push\n"
 "ub_push:	push %rbp\n"
@@ -54,9 +108,6 @@ asm (
 "	.globl ub_endbr\n"
 "ub_endbr:	endbr64\n"
 "	ret\n"
-"	.p2align 4\n"
-"	.globl ub_ret\n"
-"ub_ret:	ret\n"
 "	.p2align 4\n"
 "	.globl ub_riprel\n"
 "ub_riprel:	mov ub_data(%rip), %rax\n"
@@ -69,27 +120,18 @@ asm (
 "	.globl ub_func\n"	/* for return probes: a plain function */
 "ub_func:	mov %rdi, %rax\n"
 "	ret\n"
-"	.p2align 4\n"
-"	.globl ub_sled\n"	/* for uprobe_multi: SLED one-byte sites */
-"ub_sled:	.rept 10000\n"
-"	nop\n"
-"	.endr\n"
-"	ret\n"
 );
 
-#define SLED	10000
+void ub_push(void), ub_endbr(void), ub_riprel(void), ub_nop5(void);
 
-void ub_nop(void), ub_push(void), ub_endbr(void), ub_ret(void);
-void ub_riprel(void), ub_nop5(void), ub_func(void), ub_sled(void);
-
-static const struct {
-	const char *name;
-	void (*fn)(void);
-} cases[] = {
+static const struct ub_case cases[] = {
 	{ "nop", ub_nop }, { "push", ub_push }, { "endbr", ub_endbr },
 	{ "ret", ub_ret }, { "riprel", ub_riprel }, { "nop5", ub_nop5 },
 	{ "func", ub_func },
 };
+#endif
+
+#define SLED	10000
 
 #define NCASES	(sizeof(cases) / sizeof(cases[0]))
 
@@ -201,7 +243,7 @@ static int multi(long n)
 		return 1;
 	}
 	for (i = 0; i < n; i++)
-		offs[i] = base + i;
+		offs[i] = base + i * UB_SITE;
 	t0 = now_ns();
 	link = uprobe_multi_link(prog, "/proc/self/exe", offs, NULL, n, 0, 0);
 	t1 = now_ns();
