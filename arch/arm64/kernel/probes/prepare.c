@@ -35,10 +35,15 @@ static bool kp_in_exclusive_window(unsigned long addr)
 		addr -= AARCH64_INSN_SIZE;
 		if (aarch64_insn_read((void *)addr, &insn))
 			return false;
-		if (aarch64_insn_is_store_ex(insn))
-			return false;
-		if (aarch64_insn_is_load_ex(insn))
-			return true;
+		/*
+		 * load_ex and store_ex also match the load-acquires and
+		 * store-releases (ldar, stlr) and the LSE atomics of the same
+		 * class, which open and close no window: look only at the
+		 * exclusives.
+		 */
+		if (!aarch64_insn_is_exclusive(insn))
+			continue;
+		return aarch64_insn_is_load_ex(insn);
 	}
 	return false;
 }
