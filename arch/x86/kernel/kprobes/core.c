@@ -484,4 +484,3 @@ bool arch_kretprobe_refused(unsigned long func)
 {
 	return func == (unsigned long)__switch_to;
 }
-
