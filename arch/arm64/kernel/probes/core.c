@@ -70,6 +70,17 @@ static nokprobe_inline void kp_set_pc(struct pt_regs *regs, unsigned long pc)
 	regs->pstate &= ~PSR_BTYPE_MASK;
 }
 
+/*
+ * Carry the probed instruction out on @regs (decode.c chose it for that);
+ * the pc it leaves was not branched to, as for kp_set_pc().
+ */
+static nokprobe_inline void kp_simulate(struct kprobe_site *s,
+					struct pt_regs *regs)
+{
+	a64_probe_simulate(&s->arch.insn, regs);
+	regs->pstate &= ~PSR_BTYPE_MASK;
+}
+
 /* The probed instruction has been carried out: post handlers, then idle. */
 static nokprobe_inline void kp_finish(struct kprobe_site *s,
 				      struct pt_regs *regs,
@@ -114,8 +125,7 @@ static nokprobe_inline void kp_execute(struct kprobe_site *s,
 {
 	kcb->kprobe_status = reenter ? KPROBE_REENTER : KPROBE_HIT_SS;
 	if (s->arch.simulate) {
-		a64_probe_simulate(&s->arch.insn, regs);
-		regs->pstate &= ~PSR_BTYPE_MASK;
+		kp_simulate(s, regs);
 		kp_finish(s, regs, kcb, reenter);
 	} else {
 		kp_step(s, regs, kcb);
@@ -177,8 +187,7 @@ static nokprobe_inline void kp_hit_one(struct kprobe_site *s,
 		}
 		return;
 	}
-	a64_probe_simulate(&s->arch.insn, regs);
-	regs->pstate &= ~PSR_BTYPE_MASK;
+	kp_simulate(s, regs);
 	if (post) {
 		kcb->kprobe_status = KPROBE_HIT_SSDONE;
 		post(p, regs, 0);
@@ -201,8 +210,7 @@ static bool kp_reenter_nested(struct kprobe_site *s, struct pt_regs *regs)
 	WARN_ONCE(1, "kprobes: probe at %pS hit while a re-entered probe was being carried out on this CPU\n",
 		  s->addr);
 	if (s->arch.simulate) {
-		a64_probe_simulate(&s->arch.insn, regs);
-		regs->pstate &= ~PSR_BTYPE_MASK;
+		kp_simulate(s, regs);
 		return true;
 	}
 	if (!s->arch.boost)
