@@ -56,7 +56,7 @@ struct kprobe kprobe_busy = {
 
 static struct hlist_head *kp_bucket(const void *addr)
 {
-	return &kprobe_sites[hash_ptr(addr, KP_HASH_BITS)];
+	return &kprobe_sites[kp_site_hash((unsigned long)addr)];
 }
 
 /* ------------------------------------------------------------------ */
@@ -96,8 +96,11 @@ int kprobe_site_pre(struct kprobe_site *s, struct pt_regs *regs)
 	list_for_each_entry_rcu(p, &s->probes, list) {
 		if (kprobe_disabled(p))
 			continue;
-		/* Set before the probe is listed, freed after it is gone. */
-		this_cpu_inc(*p->nhit);
+		/*
+		 * Set before the probe is listed, freed after it is gone;
+		 * a plain increment, as in kprobe_pre_one_at().
+		 */
+		raw_cpu_inc(*p->nhit);
 		__this_cpu_write(current_kprobe, p);
 		if (p->pre_handler && p->pre_handler(p, regs))
 			return 1;

@@ -8,6 +8,8 @@
  */
 #define pr_fmt(fmt) "kprobes: " fmt
 
+#include <linux/bsearch.h>
+#include <linux/bug.h>
 #include <linux/extable.h>
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
@@ -287,6 +289,72 @@ bool kprobe_jump_label_reserved(void *start, void *end)
 }
 #endif
 
+#ifdef CONFIG_GENERIC_BUG
+/*
+ * The addresses of the kernel's own BUG()/WARN() sites, sorted, for the
+ * same reason as the jump entries above: find_bug() walks the whole
+ * __bug_table, some 30,000 instructions a probe with a few thousand
+ * entries, most of registering one on arm64.  Built once at boot and only
+ * read afterwards; module and freed init text take find_bug().
+ */
+extern struct bug_entry __start___bug_table[], __stop___bug_table[];
+
+static unsigned long *kp_bug_sorted __ro_after_init;
+static unsigned int kp_bug_nr __ro_after_init;
+
+static unsigned long __init kp_bug_addr(const struct bug_entry *bug)
+{
+#ifdef CONFIG_GENERIC_BUG_RELATIVE_POINTERS
+	return (unsigned long)&bug->bug_addr_disp + bug->bug_addr_disp;
+#else
+	return bug->bug_addr;
+#endif
+}
+
+static int kp_addr_cmp(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a;
+	unsigned long y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void __init kp_bug_sort(void)
+{
+	unsigned int i, n = __stop___bug_table - __start___bug_table;
+	unsigned long *v;
+
+	if (!n)
+		return;
+	v = kvmalloc_array(n, sizeof(*v), GFP_KERNEL);
+	if (!v)
+		return;		/* find_bug() it is */
+	for (i = 0; i < n; i++)
+		v[i] = kp_bug_addr(&__start___bug_table[i]);
+	sort(v, n, sizeof(*v), kp_addr_cmp, NULL);
+	kp_bug_sorted = v;
+	kp_bug_nr = n;
+}
+
+/* Is there a BUG()/WARN() site at @addr?  find_bug()'s answer. */
+static bool kp_bug_at(unsigned long addr)
+{
+	if (!kp_bug_sorted || !core_kernel_text(addr))
+		return find_bug(addr);
+	return bsearch(&addr, kp_bug_sorted, kp_bug_nr, sizeof(addr),
+		       kp_addr_cmp);
+}
+#else
+static void __init kp_bug_sort(void)
+{
+}
+
+static bool kp_bug_at(unsigned long addr)
+{
+	return false;
+}
+#endif
+
 /*
  * Is @addr text no probe may go into?  Places other subsystems rewrite at
  * run time, BUG()/WARN() sites, the blacklist, preambles.  Called with
@@ -299,7 +367,7 @@ bool kprobe_text_refused(kprobe_opcode_t *addr)
 	return in_gate_area_no_mm(a) || within_kprobe_blacklist(a) ||
 	       kprobe_jump_label_reserved(addr, addr) ||
 	       static_call_text_reserved(addr, addr) ||
-	       find_bug(a) || kp_in_preamble(a);
+	       kp_bug_at(a) || kp_in_preamble(a);
 }
 
 /*
@@ -309,5 +377,6 @@ bool kprobe_text_refused(kprobe_opcode_t *addr)
 int __init kprobe_blacklist_init(void)
 {
 	kp_jump_sort();
+	kp_bug_sort();
 	return kp_blacklist_init();
 }

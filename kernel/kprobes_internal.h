@@ -12,7 +12,6 @@
 #define _KERNEL_KPROBES_INTERNAL_H
 
 #include <linux/ftrace.h>
-#include <linux/hash.h>
 #include <linux/kprobes.h>
 #include <linux/mutex.h>
 #include <linux/rculist.h>
@@ -45,6 +44,19 @@ extern struct kprobe kprobe_busy;
 extern struct list_head kprobe_blacklist;
 
 /*
+ * The bucket of a site's address: its low byte folded with the next one.
+ * Code addresses vary there from function to function, and the trap
+ * computes it in two instructions on arm64, where hash_ptr()'s 64-bit
+ * multiplier alone takes four to build.
+ */
+static __always_inline unsigned int kp_site_hash(unsigned long addr)
+{
+	u32 a = addr;
+
+	return (a ^ (a >> KP_HASH_BITS)) & ((1U << KP_HASH_BITS) - 1);
+}
+
+/*
  * kprobe_site_lookup(), inline for the hit paths that count every
  * instruction (the ftrace handler).  Same callers' rules.
  */
@@ -52,8 +64,7 @@ static __always_inline struct kprobe_site *kp_site_find(unsigned long addr)
 {
 	struct kprobe_site *s;
 
-	hlist_for_each_entry_rcu(s, &kprobe_sites[hash_ptr((void *)addr,
-							   KP_HASH_BITS)],
+	hlist_for_each_entry_rcu(s, &kprobe_sites[kp_site_hash(addr)],
 				 hash, lockdep_is_held(&kprobe_mutex))
 		if ((unsigned long)s->addr == addr && !s->gone)
 			return s;

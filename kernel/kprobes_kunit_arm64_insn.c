@@ -7,8 +7,9 @@
  * For each simulated and each stepped kind: the class decode.c gives it,
  * the function's result with the probe against its result without, the pc
  * the pre handler sees, and the registers, flags and memory a post handler
- * sees (with a post handler: one trap for a simulated instruction, two for
- * a stepped one) or the next instruction's probe sees (without one: the
+ * sees (with a post handler: one trap for a simulated instruction, and
+ * for a stepped one the trap and the tail that finishes the step) or the
+ * next instruction's probe sees (without one: the
  * boosted copy) against those the next instruction finds when nothing but
  * that second probe is set.  Then the instructions decode.c refuses, a
  * fault in a stepped copy that the exception table fixes up, and the frame
@@ -1083,9 +1084,13 @@ static void kpa_test_insn(struct kunit *test)
 			KUNIT_EXPECT_NULL(test, p->site->arch.slot);
 		} else {
 			KUNIT_ASSERT_NOT_NULL(test, p->site->arch.slot);
-			KUNIT_EXPECT_EQ_MSG(test, p->site->arch.boost,
+			KUNIT_EXPECT_EQ_MSG(test, p->site->arch.boost != NULL,
 				kpa_in_reach((unsigned long)p->site->arch.slot,
 					     addr), "boosted copy");
+			/* The tail is kernel text, as the probed code is. */
+			if (p->site->arch.boost)
+				KUNIT_EXPECT_TRUE_MSG(test, p->site->arch.tail,
+						      "step ends in the tail");
 		}
 
 		for (i = 0; i < KPA_NARGS; i++) {
@@ -1239,7 +1244,7 @@ static void kpa_test_fault(struct kunit *test)
 		}
 		for (b = 0; b < n; b++) {
 			KUNIT_EXPECT_FALSE(test, kpa.kp[b].site->arch.simulate);
-			KUNIT_EXPECT_FALSE(test, kpa.kp[b].site->arch.boost);
+			KUNIT_EXPECT_NULL(test, kpa.kp[b].site->arch.boost);
 		}
 
 		kpa_fault_hits = 0;
@@ -1282,6 +1287,10 @@ static struct {
 	u64 record[2];
 	unsigned long trace[8];
 	unsigned int nr_trace;
+	unsigned long own[16];	/* from the post handler's own frame */
+	unsigned int nr_own;
+	u64 tpidr;
+	bool irqs_off;
 } kpa_frame;
 
 static void kpa_frame_post(struct kprobe *p, struct pt_regs *regs,
@@ -1294,14 +1303,31 @@ static void kpa_frame_post(struct kprobe *p, struct pt_regs *regs,
 	kpa_frame.nr_trace = stack_trace_save_regs(regs, kpa_frame.trace,
 						   ARRAY_SIZE(kpa_frame.trace),
 						   0);
+	kpa_frame.nr_own = stack_trace_save(kpa_frame.own,
+					    ARRAY_SIZE(kpa_frame.own), 0);
+	kpa_frame.tpidr = read_sysreg(tpidr_el1);
+	kpa_frame.irqs_off = irqs_disabled();
 	kpa.post_hits++;
+}
+
+/* Is @addr in @n entries of @trace? */
+static bool kpa_traced(const unsigned long *trace, unsigned int n,
+		       unsigned long addr)
+{
+	while (n--)
+		if (trace[n] == addr)
+			return true;
+	return false;
 }
 
 /*
  * A post handler of the stepped "stp x29, x30, [sp, #-16]!" in kpa_mem():
  * sp 16 lower than at the pre handler, the frame record written
  * there, and a stack trace from its registers that starts at the next
- * instruction.
+ * instruction.  The copy ended in the tail (no second trap): the post
+ * handler ran on the pre handler's CPU with interrupts masked, as in a
+ * trap, and an unwind from its own frame goes through the tail's frame
+ * record to the probed code.
  */
 static void kpa_test_frame(struct kunit *test)
 {
@@ -1319,6 +1345,7 @@ static void kpa_test_frame(struct kunit *test)
 	kpa.batch[0] = p;
 	KUNIT_ASSERT_EQ(test, kpa_register_batch(test, 1), 0);
 	KUNIT_EXPECT_FALSE(test, p->site->arch.simulate);
+	KUNIT_EXPECT_TRUE(test, p->site->arch.tail);
 	memset(&kpa_frame, 0, sizeof(kpa_frame));
 	kpa_run(c, 42);
 	kpa_unregister(test);
@@ -1333,6 +1360,10 @@ static void kpa_test_frame(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpa_frame.regs.regs[30], kpa.pre.regs.regs[30]);
 	KUNIT_EXPECT_GE(test, kpa_frame.nr_trace, 2U);
 	KUNIT_EXPECT_EQ(test, kpa_frame.trace[0], kpa_pt(KPA_stp_next));
+	KUNIT_EXPECT_EQ(test, kpa_frame.tpidr, kpa.pre.tpidr);
+	KUNIT_EXPECT_TRUE(test, kpa_frame.irqs_off);
+	KUNIT_EXPECT_TRUE(test, kpa_traced(kpa_frame.own, kpa_frame.nr_own,
+					   kpa_pt(KPA_stp_next)));
 }
 
 static struct kunit_case kpa_test_cases[] = {

@@ -77,8 +77,9 @@ typedef int (*kretprobe_handler_t)(struct kretprobe_instance *,
  * @nhit: per-CPU count of hits that ran this probe's handlers
  */
 struct kprobe {
-	struct hlist_node hlist;
+	/* First: the hit paths get the probe from its site's list for free. */
 	struct list_head list;
+	struct hlist_node hlist;
 	unsigned long nmissed;
 	kprobe_opcode_t *addr;
 	const char *symbol_name;
@@ -346,10 +347,20 @@ static __always_inline struct kprobe *kprobe_site_only(struct kprobe_site *s)
 	return p;
 }
 
+/*
+ * The per-CPU variables of a hit, located from one read of this CPU's
+ * offset (preemption off): on arm64 every this-CPU access reads it again,
+ * a system register read (an out-of-line call in a size-optimised build)
+ * after any store.
+ */
+#define kprobe_cpu_off()		__my_cpu_offset
+#define kprobe_cpu_var(var, off)	(*SHIFT_PERCPU_PTR(&(var), (off)))
+
 /**
- * kprobe_pre_one() - run the pre handler of a site's only probe
+ * kprobe_pre_one_at() - run the pre handler of a site's only probe
  * @p: the probe, found by kprobe_site_only() and not disabled
  * @regs: the registers at the hit
+ * @off: this CPU's per-CPU offset, kprobe_cpu_off()
  *
  * For the trap, and for callers that hold preemption off (an RCU-sched
  * read side, as the trap is) with interrupts perhaps on, having found
@@ -362,23 +373,38 @@ static __always_inline struct kprobe *kprobe_site_only(struct kprobe_site *s)
  *
  * Return: what the pre handler returned (non-zero: it moved regs->ip).
  */
+static __always_inline int kprobe_pre_one_at(struct kprobe *p,
+					     struct pt_regs *regs,
+					     unsigned long off)
+{
+	kprobe_cpu_var(current_kprobe, off) = p;
+	barrier();	/* an interrupt must see the two in this order */
+	kprobe_cpu_var(kprobe_ctlblk, off).kprobe_status = KPROBE_HIT_ACTIVE;
+	/*
+	 * A plain increment: with current_kprobe set, no hit an interrupt
+	 * takes on this CPU counts one (they are missed), so none can come
+	 * between its load and its store.  On arm64 the protected
+	 * this_cpu_inc() is a preempt count round trip and an atomic.
+	 */
+	(*SHIFT_PERCPU_PTR(p->nhit, off))++;
+	return p->pre_handler ? p->pre_handler(p, regs) : 0;
+}
+
+/* kprobe_pre_one_at() on this CPU. */
 static __always_inline int kprobe_pre_one(struct kprobe *p,
 					  struct pt_regs *regs)
 {
-	__this_cpu_write(current_kprobe, p);
-	barrier();	/* an interrupt must see the two in this order */
-	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
-	this_cpu_inc(*p->nhit);
-	return p->pre_handler ? p->pre_handler(p, regs) : 0;
+	return kprobe_pre_one_at(p, regs, kprobe_cpu_off());
 }
 
 /**
  * kprobe_site_pre_one() - the pre handler of a site with one probe, inlined
  * @s: the site
  * @regs: the registers at the hit
+ * @off: this CPU's per-CPU offset, kprobe_cpu_off()
  *
  * The usual case of a jump's detour, cheap enough to inline there; same
- * callers' rules as kprobe_pre_one().  A handler's return value is
+ * callers' rules as kprobe_pre_one_at().  A handler's return value is
  * ignored: there is no other probe to skip.  The caller clears
  * current_kprobe when done.
  *
@@ -386,14 +412,15 @@ static __always_inline int kprobe_pre_one(struct kprobe *p,
  * then call kprobe_site_pre().
  */
 static __always_inline bool kprobe_site_pre_one(struct kprobe_site *s,
-						struct pt_regs *regs)
+						struct pt_regs *regs,
+						unsigned long off)
 {
 	struct kprobe *p = kprobe_site_only(s);
 
 	if (!p)
 		return false;
 	if (!kprobe_disabled(p))
-		kprobe_pre_one(p, regs);
+		kprobe_pre_one_at(p, regs, off);
 	return true;
 }
 
@@ -414,6 +441,29 @@ static __always_inline void kprobe_site_post_fast(struct kprobe_site *s,
 }
 
 #ifdef CONFIG_OPTPROBES
+/**
+ * __kprobe_opt_run() - kprobe_opt_run() without the preemption count
+ * @s: the site whose detour buffer called
+ * @regs: the registers the probed code had, as the detour saved them
+ *
+ * For a detour that masks every interrupt around its call, as a trap
+ * does (arm64): nothing can then arrive in the middle, and nothing can
+ * preempt the handlers.
+ */
+static __always_inline void __kprobe_opt_run(struct kprobe_site *s,
+					     struct pt_regs *regs)
+{
+	unsigned long off = kprobe_cpu_off();
+
+	if (unlikely(kprobe_cpu_var(current_kprobe, off))) {
+		kprobe_site_missed(s);
+	} else {
+		if (!kprobe_site_pre_one(s, regs, off))
+			kprobe_site_pre(s, regs);
+		kprobe_cpu_var(current_kprobe, off) = NULL;
+	}
+}
+
 /**
  * kprobe_opt_run() - the pre handlers of a site reached through its jump
  * @s: the site whose detour buffer called
@@ -443,8 +493,8 @@ static __always_inline void kprobe_site_post_fast(struct kprobe_site *s,
  *    back before the trap returns.  No return trampoline can run in the
  *    interrupt for an instance pushed before it (a function entered in
  *    the interrupt returns in it; its entry probe was missed);
- *  - the hit count is a single per-CPU increment, which an interrupt
- *    cannot split.
+ *  - the hit count is incremented with current_kprobe set, so no hit in
+ *    an interrupt increments one meanwhile (kprobe_pre_one_at()).
  *
  * kprobe_status is written only after current_kprobe (see
  * kprobe_site_pre_one() and kprobe_site_pre()), so an interrupt's hit
@@ -454,13 +504,7 @@ static __always_inline void kprobe_opt_run(struct kprobe_site *s,
 					   struct pt_regs *regs)
 {
 	preempt_disable_notrace();
-	if (unlikely(kprobe_running())) {
-		kprobe_site_missed(s);
-	} else {
-		if (!kprobe_site_pre_one(s, regs))
-			kprobe_site_pre(s, regs);
-		__this_cpu_write(current_kprobe, NULL);
-	}
+	__kprobe_opt_run(s, regs);
 	preempt_enable_notrace();
 }
 #endif

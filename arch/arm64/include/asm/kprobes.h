@@ -6,11 +6,12 @@
  * A probe site is armed by replacing its instruction with a BRK.  On a hit
  * the instruction is either simulated on the saved registers (everything
  * that reads or writes the pc, and a few cheap others: asm/probes.h), or a
- * copy of it runs from an out-of-line slot, followed by a second BRK that
- * brings the CPU back to finish the probe.  When the slot is within a
- * branch's reach of the probed code it also holds a boosted copy followed
- * by a "b" back: with no post handler to run, the CPU leaves the trap
- * straight for that copy and never traps a second time.
+ * copy of it runs from an out-of-line slot with interrupts masked, followed
+ * by a branch to code that finishes the probe and returns as a trap would
+ * (or, when the slot is out of that branch's reach, by a second BRK).
+ * When the slot is within a branch's reach of the probed code it also
+ * holds a boosted copy followed by a "b" back: with no post handler to
+ * run, the CPU leaves the trap straight for that copy.
  */
 #ifndef _ASM_ARM64_KPROBES_H
 #define _ASM_ARM64_KPROBES_H
@@ -31,14 +32,19 @@
 typedef u32 kprobe_opcode_t;
 
 /*
- * A slot, in instructions: the stepped copy and the BRK behind it, then
- * the boosted copy and the branch back.
+ * A slot, in instructions: the stepped copy and the BRK behind it, the
+ * boosted copy and the branch back, and the stepped copy again with a
+ * branch to kp_a64_step_tail() behind it, which finishes the step
+ * without a second trap (step_tail.S).
  */
 #define KPROBE_SLOT_STEP	0
 #define KPROBE_SLOT_STEP_BRK	1
 #define KPROBE_SLOT_BOOST	2
 #define KPROBE_SLOT_BOOST_B	3
-#define KPROBE_INSN_SLOT_SIZE	(4 * sizeof(kprobe_opcode_t))
+#define KPROBE_SLOT_TAIL	4
+#define KPROBE_SLOT_TAIL_B	5
+#define KPROBE_SLOT_INSNS	6
+#define KPROBE_INSN_SLOT_SIZE	(KPROBE_SLOT_INSNS * sizeof(kprobe_opcode_t))
 
 /*
  * Jump optimization replaces the probed instruction alone with a "b" to a
@@ -64,8 +70,9 @@ struct arch_specific_insn {
 struct arch_kprobe_site {
 	struct a64_probe_insn	insn;	/* how the instruction is carried out */
 	bool			simulate;	/* no slot: simulate.c does it */
-	bool			boost;	/* the slot has a boosted copy */
+	bool			tail;	/* the slot's copy ends in the tail */
 	kprobe_opcode_t		*slot;	/* copies, or NULL */
+	kprobe_opcode_t		*boost;	/* the boosted copy in it, or NULL */
 	kprobe_opcode_t		opcode;	/* the instruction the BRK replaces */
 #ifdef CONFIG_OPTPROBES
 	kprobe_opcode_t		*detour;	/* detour buffer, or NULL */
@@ -75,7 +82,7 @@ struct arch_kprobe_site {
 /* What an out-of-line run in progress needs to be finished or undone. */
 struct kprobe_step {
 	struct kprobe_site	*site;	/* whose copy is running, or NULL */
-	unsigned long		daif;	/* the DAIF bits at the hit */
+	unsigned long		pstate;	/* pstate at the hit */
 };
 
 /* Per-CPU state; kprobe_status is read and written by the generic core. */

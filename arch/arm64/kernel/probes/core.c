@@ -8,8 +8,9 @@
  *   HIT_ACTIVE  the pre handlers run (kprobe_site_pre());
  *   HIT_SS      the probed instruction is carried out: simulated on the
  *               saved registers (simulate.c), or its copy runs from the
- *               site's slot with every DAIF exception masked until the BRK
- *               behind the copy traps back here (kprobe_ss_brk_handler());
+ *               site's slot with every DAIF exception masked until the
+ *               branch behind it reaches kp_a64_step_tail() (or the BRK
+ *               behind it traps back here, kprobe_ss_brk_handler());
  *   HIT_SSDONE  the post handlers run (kprobe_site_post());
  *
  * and current_kprobe is cleared at the end.  A probe hit while this CPU is
@@ -37,6 +38,8 @@
 /* kernel/kprobes_internal.h, by the include path this file gets (Makefile) */
 #include <kprobes_internal.h>
 
+#include "internal.h"
+
 
 /*
  * current_kprobe while a copy runs out of line.  Any non-NULL value makes
@@ -45,6 +48,8 @@
  * no site, so it cannot go away under us.
  */
 static struct kprobe kp_copy_running;
+
+#define KP_PSR_NZCV	(PSR_N_BIT | PSR_Z_BIT | PSR_C_BIT | PSR_V_BIT)
 
 static nokprobe_inline void kp_save_prev(struct kprobe_ctlblk *kcb)
 {
@@ -62,12 +67,19 @@ static nokprobe_inline void kp_restore_prev(struct kprobe_ctlblk *kcb)
 
 /*
  * The trap leaves for code that is not the probed instruction: nothing
- * there was branched to, so no BTI check may apply to it.
+ * there was branched to, so no BTI check may apply to it.  Only a kernel
+ * built for BTI has guarded pages; elsewhere BTYPE is never looked at.
  */
+static nokprobe_inline void kp_clear_btype(struct pt_regs *regs)
+{
+	if (IS_ENABLED(CONFIG_ARM64_BTI_KERNEL))
+		regs->pstate &= ~PSR_BTYPE_MASK;
+}
+
 static nokprobe_inline void kp_set_pc(struct pt_regs *regs, unsigned long pc)
 {
 	regs->pc = pc;
-	regs->pstate &= ~PSR_BTYPE_MASK;
+	kp_clear_btype(regs);
 }
 
 /*
@@ -78,7 +90,7 @@ static nokprobe_inline void kp_simulate(struct kprobe_site *s,
 					struct pt_regs *regs)
 {
 	a64_probe_simulate(&s->arch.insn, regs);
-	regs->pstate &= ~PSR_BTYPE_MASK;
+	kp_clear_btype(regs);
 }
 
 /* The probed instruction has been carried out: post handlers, then idle. */
@@ -98,18 +110,22 @@ static nokprobe_inline void kp_finish(struct kprobe_site *s,
 }
 
 /*
- * Send the CPU to the copy in the slot; kprobe_ss_brk_handler() takes over.
- * Every DAIF exception stays masked until then: nothing may run on this
- * CPU, and so move the task, while the per-CPU state says a copy runs.
+ * Send the CPU to a copy in the slot, which ends in kp_a64_step_tail() or,
+ * when that is out of the slot's reach, in a BRK for
+ * kprobe_ss_brk_handler().  Every DAIF exception stays masked until then:
+ * nothing may run on this CPU, and so move the task, while the per-CPU
+ * state says a copy runs.
  */
 static void kp_step(struct kprobe_site *s, struct pt_regs *regs,
 		    struct kprobe_ctlblk *kcb)
 {
 	kcb->step.site = s;
-	kcb->step.daif = regs->pstate & DAIF_MASK;
+	kcb->step.pstate = regs->pstate;
 	__this_cpu_write(current_kprobe, &kp_copy_running);
 	regs->pstate |= DAIF_MASK;
-	kp_set_pc(regs, (unsigned long)(s->arch.slot + KPROBE_SLOT_STEP));
+	kp_set_pc(regs, (unsigned long)(s->arch.slot + (s->arch.tail ?
+							 KPROBE_SLOT_TAIL :
+							 KPROBE_SLOT_STEP)));
 }
 NOKPROBE_SYMBOL(kp_step);
 
@@ -138,12 +154,13 @@ static nokprobe_inline void kp_execute(struct kprobe_site *s,
  * site has none.
  */
 static nokprobe_inline bool kp_leave_by_copy(struct kprobe_site *s,
-					     struct pt_regs *regs)
+					     struct pt_regs *regs,
+					     unsigned long off)
 {
 	if (!s->arch.boost)
 		return false;
-	__this_cpu_write(current_kprobe, NULL);
-	kp_set_pc(regs, (unsigned long)(s->arch.slot + KPROBE_SLOT_BOOST));
+	kprobe_cpu_var(current_kprobe, off) = NULL;
+	kp_set_pc(regs, (unsigned long)s->arch.boost);
 	return true;
 }
 
@@ -156,7 +173,8 @@ static void kp_hit_many(struct kprobe_site *s, struct pt_regs *regs,
 		__this_cpu_write(current_kprobe, NULL);
 		return;
 	}
-	if (!kprobe_site_has_post(s) && kp_leave_by_copy(s, regs))
+	if (!kprobe_site_has_post(s) &&
+	    kp_leave_by_copy(s, regs, kprobe_cpu_off()))
 		return;
 	kp_execute(s, regs, kcb, false);
 }
@@ -168,20 +186,21 @@ NOKPROBE_SYMBOL(kp_hit_many);
  * looking at the site again: a probe registered meanwhile has not seen the
  * pre either, and @p cannot go away before the trap ends (unregistering
  * waits for a grace period, which this CPU holds off with interrupts
- * masked).  A stepped instruction ends in kprobe_ss_brk_handler(), with the
- * site's post handlers.
+ * masked).  A stepped instruction ends in kp_a64_step_tail_done() (or
+ * kprobe_ss_brk_handler()), with the site's post handlers.
  */
 static nokprobe_inline void kp_hit_one(struct kprobe_site *s,
 				       struct kprobe *p, struct pt_regs *regs,
-				       struct kprobe_ctlblk *kcb)
+				       unsigned long off)
 {
+	struct kprobe_ctlblk *kcb = &kprobe_cpu_var(kprobe_ctlblk, off);
 	kprobe_post_handler_t post;
 
-	if (kprobe_pre_one(p, regs))
+	if (kprobe_pre_one_at(p, regs, off))
 		goto idle;	/* regs->pc moved: no instruction, no post */
 	post = p->post_handler;
 	if (!s->arch.simulate) {
-		if (post || !kp_leave_by_copy(s, regs)) {
+		if (post || !kp_leave_by_copy(s, regs, off)) {
 			kcb->kprobe_status = KPROBE_HIT_SS;
 			kp_step(s, regs, kcb);
 		}
@@ -193,7 +212,24 @@ static nokprobe_inline void kp_hit_one(struct kprobe_site *s,
 		post(p, regs, 0);
 	}
 idle:
-	__this_cpu_write(current_kprobe, NULL);
+	kprobe_cpu_var(current_kprobe, off) = NULL;
+}
+
+/*
+ * kp_hit_one() of a probe with no post handler on a site with a boosted
+ * copy: the pre handler, and the trap leaves for the copy.
+ */
+static nokprobe_inline void kp_hit_boosted(struct kprobe_site *s,
+					   struct kprobe *p,
+					   struct pt_regs *regs,
+					   unsigned long off)
+{
+	if (kprobe_pre_one_at(p, regs, off)) {
+		/* regs->pc moved: no instruction */
+		kprobe_cpu_var(current_kprobe, off) = NULL;
+		return;
+	}
+	kp_leave_by_copy(s, regs, off);
 }
 
 /*
@@ -215,7 +251,7 @@ static bool kp_reenter_nested(struct kprobe_site *s, struct pt_regs *regs)
 	}
 	if (!s->arch.boost)
 		return false;
-	kp_set_pc(regs, (unsigned long)(s->arch.slot + KPROBE_SLOT_BOOST));
+	kp_set_pc(regs, (unsigned long)s->arch.boost);
 	return true;
 }
 NOKPROBE_SYMBOL(kp_reenter_nested);
@@ -251,24 +287,44 @@ NOKPROBE_SYMBOL(kp_brk_unknown);
 int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 {
 	unsigned long addr = instruction_pointer(regs);
-	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
+	unsigned long off = kprobe_cpu_off();
 	struct kprobe_site *s;
 	struct kprobe *p;
 
 	s = kp_site_find(addr);
 	if (unlikely(!s))
 		return kp_brk_unknown(addr);
-	if (unlikely(kprobe_running()))
-		return kp_reenter(s, regs, kcb) ? DBG_HOOK_HANDLED :
-						  DBG_HOOK_ERROR;
+	if (unlikely(kprobe_cpu_var(current_kprobe, off)))
+		return kp_reenter(s, regs,
+				  &kprobe_cpu_var(kprobe_ctlblk, off)) ?
+			DBG_HOOK_HANDLED : DBG_HOOK_ERROR;
 	p = kprobe_site_only(s);
-	if (likely(p && !kprobe_disabled(p)))
-		kp_hit_one(s, p, regs, kcb);
-	else
-		kp_hit_many(s, regs, kcb);
+	if (likely(p && !kprobe_disabled(p))) {
+		if (!p->post_handler && s->arch.boost)
+			kp_hit_boosted(s, p, regs, off);
+		else
+			kp_hit_one(s, p, regs, off);
+	} else
+		kp_hit_many(s, regs, &kprobe_cpu_var(kprobe_ctlblk, off));
 	return DBG_HOOK_HANDLED;
 }
 NOKPROBE_SYMBOL(kprobe_brk_handler);
+
+/*
+ * The copy of @s has run: back to the instruction after the probe with the
+ * DAIF bits of the hit, and finish the probe.  pstate keeps what the copy
+ * left in the condition flags.
+ */
+static void kp_step_done(struct kprobe_site *s, struct pt_regs *regs,
+			 struct kprobe_ctlblk *kcb)
+{
+	regs->pstate = (regs->pstate & KP_PSR_NZCV) |
+		       (kcb->step.pstate & ~KP_PSR_NZCV);
+	kp_set_pc(regs, (unsigned long)s->addr + AARCH64_INSN_SIZE);
+	kcb->step.site = NULL;
+	kp_finish(s, regs, kcb, kcb->kprobe_status == KPROBE_REENTER);
+}
+NOKPROBE_SYMBOL(kp_step_done);
 
 /* Called by do_el1_brk64() for BRK #KPROBES_BRK_SS_IMM, behind a copy. */
 int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr)
@@ -282,13 +338,32 @@ int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr)
 	    (unsigned long)(s->arch.slot + KPROBE_SLOT_STEP_BRK))
 		return DBG_HOOK_ERROR;
 
-	kcb->step.site = NULL;
-	regs->pstate = (regs->pstate & ~DAIF_MASK) | kcb->step.daif;
-	kp_set_pc(regs, (unsigned long)s->addr + AARCH64_INSN_SIZE);
-	kp_finish(s, regs, kcb, kcb->kprobe_status == KPROBE_REENTER);
+	kp_step_done(s, regs, kcb);
 	return DBG_HOOK_HANDLED;
 }
 NOKPROBE_SYMBOL(kprobe_ss_brk_handler);
+
+/*
+ * Called by kp_a64_step_tail() behind a copy, with the registers it saved
+ * and every DAIF exception still masked since the BRK: the step cannot
+ * have been interrupted, and this CPU's step state is the copy's.  The
+ * tail returns with an exception return from @regs, as a trap would.
+ *
+ * The BRK's exit told lockdep that interrupts are back on; they are not
+ * until the tail's return (kp_a64_lockdep_irqs_off()).
+ */
+asmlinkage void kp_a64_step_tail_done(struct pt_regs *regs)
+{
+	struct kprobe_ctlblk *kcb = get_kprobe_ctlblk();
+	struct kprobe_site *s = kcb->step.site;
+	bool lockdep_irqs = kp_a64_lockdep_irqs_off();
+
+	/* The frame record the tail made: the code it returns to. */
+	regs->stackframe[1] = (unsigned long)s->addr + AARCH64_INSN_SIZE;
+	kp_step_done(s, regs, kcb);
+	kp_a64_lockdep_irqs_restore(lockdep_irqs);
+}
+NOKPROBE_SYMBOL(kp_a64_step_tail_done);
 
 /*
  * A fault while a copy runs out of line.  Make it look as if the original
@@ -304,11 +379,12 @@ int kprobe_fault_handler(struct pt_regs *regs, unsigned int fsr)
 
 	if (!s || !(kcb->kprobe_status & (KPROBE_HIT_SS | KPROBE_REENTER)))
 		return 0;
-	if (instruction_pointer(regs) !=
-	    (unsigned long)(s->arch.slot + KPROBE_SLOT_STEP))
+	if (instruction_pointer(regs) != (unsigned long)(s->arch.slot +
+		(s->arch.tail ? KPROBE_SLOT_TAIL : KPROBE_SLOT_STEP)))
 		return 0;
 
-	regs->pstate = (regs->pstate & ~DAIF_MASK) | kcb->step.daif;
+	regs->pstate = (regs->pstate & ~DAIF_MASK) |
+		       (kcb->step.pstate & DAIF_MASK);
 	kp_set_pc(regs, (unsigned long)s->addr);
 	if (kcb->kprobe_status == KPROBE_REENTER) {
 		kp_restore_prev(kcb);

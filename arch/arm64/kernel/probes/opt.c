@@ -2,7 +2,10 @@
 /*
  * arm64 jump optimization: a probe's BRK becomes a "b" to a detour buffer
  * (opt_template.S) that saves the registers, runs the handlers and the
- * copy of the probed instruction, and branches back.
+ * copy of the probed instruction, and branches back.  The handlers run
+ * with every DAIF exception masked, as they do in a BRK trap: what they
+ * see does not depend on whether the probe is optimized, and masking
+ * costs less than a preemption count.
  *
  * A64 instructions are all 4 bytes, and so is the branch: the region a
  * jump replaces is the probed instruction alone.  Nothing can branch into
@@ -51,11 +54,18 @@
 asmlinkage void kp_a64_opt_callback(struct kprobe_site *s,
 				    struct pt_regs *regs);
 
-/* Called from a detour buffer, with the registers the probed code had. */
+/*
+ * Called from a detour buffer, with the registers the probed code had and
+ * every DAIF exception masked: the handlers run as in a BRK trap, with
+ * nothing to arrive in the middle and no preemption count to keep.
+ */
 asmlinkage notrace void kp_a64_opt_callback(struct kprobe_site *s,
 					    struct pt_regs *regs)
 {
-	kprobe_opt_run(s, regs);
+	bool lockdep_irqs = kp_a64_lockdep_irqs_off();
+
+	__kprobe_opt_run(s, regs);
+	kp_a64_lockdep_irqs_restore(lockdep_irqs);
 }
 NOKPROBE_SYMBOL(kp_a64_opt_callback);
 

@@ -7,9 +7,10 @@
  * probed code's registers.  It lays out a struct pt_regs below the stack
  * pointer as a BRK would (pc at the probed instruction, pstate with the
  * condition flags and DAIF bits), with a frame record that makes the
- * probed instruction the next frame of an unwind, calls the callback
- * with the site and the registers, restores every register but sp from
- * them, runs the copy of the probed instruction and branches back to the
+ * probed instruction the next frame of an unwind, masks every DAIF
+ * exception as a BRK would, calls the callback with the site and the
+ * registers, restores every register but sp from them, with the DAIF
+ * bits, runs the copy of the probed instruction and branches back to the
  * instruction after it.  The callback's "bl", the copy and the branch
  * back are filled in per buffer; so are the two literals, which the
  * template reads pc-relative and so finds in its own copy.
@@ -34,9 +35,10 @@ kp_a64_opt_tmpl:
 	add	x29, sp, #S_STACKFRAME
 	ldr	x0, kp_a64_opt_tmpl_site
 	mov	x1, sp
+	msr	daifset, #0xf
 kp_a64_opt_tmpl_call:
 	bl	.				/* the callback */
-	kp_a64_restore_regs
+	kp_a64_restore_regs daif=1
 kp_a64_opt_tmpl_copy:
 	nop					/* the probed instruction */
 kp_a64_opt_tmpl_back:

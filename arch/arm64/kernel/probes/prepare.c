@@ -48,17 +48,13 @@ static bool kp_in_exclusive_window(unsigned long addr)
 	return false;
 }
 
-/* Write @n instructions into a slot (read-only, executable memory). */
-static int kp_slot_write(kprobe_opcode_t *slot, const u32 *insns, int n)
+/* A "b" from @from to @to, or 0 when it does not reach. */
+static u32 kp_b(kprobe_opcode_t *from, unsigned long to)
 {
-	int i, ret;
+	u32 b = aarch64_insn_gen_branch_imm((unsigned long)from, to,
+					    AARCH64_INSN_BRANCH_NOLINK);
 
-	for (i = 0; i < n; i++) {
-		ret = aarch64_insn_patch_text_nosync(slot + i, insns[i]);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return b == AARCH64_BREAK_FAULT ? 0 : b;
 }
 
 /*
@@ -71,43 +67,46 @@ static int kp_slot_write(kprobe_opcode_t *slot, const u32 *insns, int n)
 static u32 kp_boost_branch(struct kprobe_site *s, kprobe_opcode_t *slot)
 {
 	unsigned long back = (unsigned long)s->addr + AARCH64_INSN_SIZE;
-	u32 b;
 
 	if (search_exception_tables((unsigned long)s->addr))
 		return 0;
-	b = aarch64_insn_gen_branch_imm((unsigned long)(slot +
-							 KPROBE_SLOT_BOOST_B),
-					back, AARCH64_INSN_BRANCH_NOLINK);
-	return b == AARCH64_BREAK_FAULT ? 0 : b;
+	return kp_b(slot + KPROBE_SLOT_BOOST_B, back);
 }
 
 /*
- * Fill a slot for @s: the copy and the BRK that ends a step, then, when it
- * can have one, the boosted copy and its branch back.  No CPU runs the
- * slot before the site is armed, which is a stop_machine() after this.
+ * Fill a slot for @s: the copy and the BRK that ends a step, then, when
+ * each can have one, the boosted copy and its branch back, and the copy
+ * that ends in the tail (step_tail.S).  Slots are filled with BRKs, so a
+ * part left out traps.  No CPU runs the slot before the site is armed,
+ * which is a stop_machine() after this.
  */
 static int kp_slot_prepare(struct kprobe_site *s)
 {
 	kprobe_opcode_t *slot = get_insn_slot();
-	u32 insns[4];
-	int n = 2, ret;
+	u32 insns[KPROBE_SLOT_INSNS];
+	int i;
 
 	if (!slot)
 		return -ENOMEM;
+	for (i = 0; i < KPROBE_SLOT_INSNS; i++)
+		insns[i] = AARCH64_BREAK_FAULT;
 	insns[KPROBE_SLOT_STEP] = s->arch.opcode;
 	insns[KPROBE_SLOT_STEP_BRK] = BRK64_OPCODE_KPROBES_SS;
 	insns[KPROBE_SLOT_BOOST_B] = kp_boost_branch(s, slot);
-	if (insns[KPROBE_SLOT_BOOST_B]) {
+	if (insns[KPROBE_SLOT_BOOST_B])
 		insns[KPROBE_SLOT_BOOST] = s->arch.opcode;
-		n = 4;
-	}
-	ret = kp_slot_write(slot, insns, n);
-	if (ret) {
-		free_insn_slot(slot, 0);
-		return ret;
-	}
+	insns[KPROBE_SLOT_TAIL_B] = kp_b(slot + KPROBE_SLOT_TAIL_B,
+					 (unsigned long)kp_a64_step_tail);
+	if (insns[KPROBE_SLOT_TAIL_B])
+		insns[KPROBE_SLOT_TAIL] = s->arch.opcode;
+	for (i = 0; i < KPROBE_SLOT_INSNS; i++)
+		insns[i] = cpu_to_le32(insns[i]);
+	aarch64_insn_copy(slot, insns, sizeof(insns));
+
 	s->arch.slot = slot;
-	s->arch.boost = n == 4;
+	s->arch.boost = insns[KPROBE_SLOT_BOOST_B] ? slot + KPROBE_SLOT_BOOST :
+						     NULL;
+	s->arch.tail = insns[KPROBE_SLOT_TAIL_B] != 0;
 	return 0;
 }
 
@@ -123,7 +122,8 @@ int arch_prepare_kprobe_site(struct kprobe_site *s)
 		return -EFAULT;
 	s->arch.opcode = insn;
 	s->arch.slot = NULL;
-	s->arch.boost = false;
+	s->arch.boost = NULL;
+	s->arch.tail = false;
 	s->opt_len = 0;
 
 	switch (a64_probe_decode(insn, &s->arch.insn)) {
@@ -159,7 +159,7 @@ void arch_release_kprobe_site(struct kprobe_site *s)
 	if (!s->arch.slot)
 		return;
 	/* A task may be preempted in a boosted copy: wait for it. */
-	free_insn_slot(s->arch.slot, s->arch.boost);
+	free_insn_slot(s->arch.slot, s->arch.boost != NULL);
 	s->arch.slot = NULL;
 }
 

@@ -44,10 +44,15 @@
 
 /*
  * Take every register but sp back from the pt_regs (a handler may have
- * changed them), with the condition flags, and drop it.
+ * changed them), with the condition flags, and with the DAIF bits when
+ * @daif is 1, and drop it.
  */
-	.macro	kp_a64_restore_regs
+	.macro	kp_a64_restore_regs daif=0
 	ldr	x0, [sp, #S_PSTATE]
+	.if	\daif
+	and	x1, x0, #(PSR_D_BIT | PSR_A_BIT | PSR_I_BIT | PSR_F_BIT)
+	msr	daif, x1
+	.endif
 	and	x0, x0, #(PSR_N_BIT | PSR_Z_BIT | PSR_C_BIT | PSR_V_BIT)
 	msr	nzcv, x0
 	ldp	x0, x1, [sp, #S_X0]
