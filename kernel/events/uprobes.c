@@ -1734,18 +1734,19 @@ static void handle_swbp(struct pt_regs *regs)
 	int idx;
 
 	idx = srcu_read_lock(&uprobes_srcu);
+	/*
+	 * A return to a trampoline that is a breakpoint
+	 * (arch_uprobe_trampoline()), first: the XOL page has no sites, and
+	 * looking for one there (the per-thread cache, the VMA, the text read
+	 * back) costs more than the rest of the return.
+	 */
+	if (bp_vaddr == uprobe_get_trampoline_vaddr()) {
+		instruction_pointer_set(regs, bp_vaddr);
+		uprobe_handle_trampoline(regs);
+		goto out;
+	}
 	s = uprobe_site_at(bp_vaddr, &is_bp);
 	if (!s) {
-		/*
-		 * A return to a trampoline that is a breakpoint
-		 * (arch_uprobe_trampoline()): the XOL page has no sites, so
-		 * the check costs the probes' hits nothing.
-		 */
-		if (bp_vaddr == uprobe_get_trampoline_vaddr()) {
-			instruction_pointer_set(regs, bp_vaddr);
-			uprobe_handle_trampoline(regs);
-			goto out;
-		}
 		/* Not ours: a breakpoint the program or a debugger set. */
 		if (is_bp)
 			force_sig(SIGTRAP);
