@@ -436,6 +436,7 @@ static int perf_mmap(long n)
 	ev = perf_on(file_offset((unsigned long)ub_nop), 0, 0);
 	ub_nop();
 	close(ev);
+	sleep(1);	/* what the close left for later is done */
 	gone = map_touch(fd, off, n);
 	close(go[1]);
 	waitpid(holder, NULL, 0);
