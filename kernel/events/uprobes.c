@@ -54,6 +54,7 @@
 #include <linux/percpu-rwsem.h>
 #include <linux/ptrace.h>
 #include <linux/rbtree.h>
+#include <linux/rcu_sync.h>
 #include <linux/sched/coredump.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -259,11 +260,28 @@ static void hits_put(struct uprobe_site *s)
 	clear_bit(s->hits_id % HITS_PER_BLOCK, b->used);
 }
 
+/*
+ * Arming and disarming take uprobe_dup_mmap_sem for writing, whose first
+ * step (rcu_sync_enter()) waits for an RCU grace period unless a writer
+ * is already there: perf would wait for one per event closed, and one per
+ * event opened.  So each site holds the semaphore as if a writer were
+ * coming, from its creation to its freeing: while any site exists, fork
+ * takes the semaphore for reading on its slower path (one barrier more,
+ * see percpu_down_read()) and writers do not wait for a grace period.
+ */
+static void site_hold_dup_sem(void)
+{
+	rcu_sync_enter(&uprobe_dup_mmap_sem.rss);
+}
+
 static void free_site(struct uprobe_site *s)
 {
 	/* From an SRCU callback too: see hits_put(). */
 	if (s->hits)
 		hits_put(s);
+	/* Only a site that got its inode got this far in alloc_site(). */
+	if (s->inode)
+		rcu_sync_exit(&uprobe_dup_mmap_sem.rss);
 	kfree(s);
 }
 
@@ -475,6 +493,7 @@ static struct uprobe_site *alloc_site(struct inode *inode, loff_t offset,
 		free_site(s);
 		return ERR_PTR(-ENOENT);
 	}
+	site_hold_dup_sem();
 	return s;
 }
 
@@ -826,7 +845,7 @@ bool uprobe_site_wanted(struct uprobe_site *s, struct mm_struct *mm)
 	bool want = false;
 	int idx;
 
-	idx = srcu_read_lock(&uprobes_srcu);
+	idx = uprobe_read_lock();
 	list_for_each_entry_srcu(uc, &s->consumers, cons_node,
 				 srcu_read_lock_held(&uprobes_srcu)) {
 		if (uprobe_consumer_wants(uc, mm)) {
@@ -834,7 +853,7 @@ bool uprobe_site_wanted(struct uprobe_site *s, struct mm_struct *mm)
 			break;
 		}
 	}
-	srcu_read_unlock(&uprobes_srcu, idx);
+	uprobe_read_unlock(idx);
 	return want;
 }
 
@@ -1104,7 +1123,7 @@ struct uprobe *uprobe_register(struct inode *inode, loff_t offset,
 	if (ret) {
 		/* A hit may be running @uc's handler; the caller frees it. */
 		if (!in_uprobe_handler())
-			synchronize_srcu(&uprobes_srcu);
+			uprobe_sync_consumers();
 		uprobe_site_put(s);
 		return ERR_PTR(ret);
 	}
@@ -1162,6 +1181,39 @@ void uprobe_unregister_nosync(struct uprobe *uprobe, struct uprobe_consumer *uc)
 }
 EXPORT_SYMBOL_GPL(uprobe_unregister_nosync);
 
+DEFINE_PER_CPU(struct uprobe_readers, uprobe_readers);
+
+/*
+ * Wait until no uprobes_srcu read section that began before the call (and
+ * so may have found a consumer unlinked before it) is running.  Perf closes
+ * its events one at a time, each close waiting here: with no hit running,
+ * the per-CPU counts answer at once, where a grace period would cost the
+ * close most of its time.
+ *
+ * A section counted in on a CPU we sum after its exit was counted comes
+ * out even, and one running when we sum leaves its entry unmatched.  One
+ * that began too late to be counted at all began after the caller's
+ * unlinking was visible (the barrier below pairs with the one in
+ * uprobe_read_lock()): it cannot see what was unlinked.  Exits are summed
+ * first, so that every exit counted has its entry counted too.
+ */
+void uprobe_sync_consumers(void)
+{
+	unsigned long entered = 0, left = 0;
+	int cpu;
+
+	/* The caller's unlinking, before the counts are read. */
+	smp_mb();
+	for_each_possible_cpu(cpu)
+		left += READ_ONCE(per_cpu_ptr(&uprobe_readers, cpu)->left);
+	/* An exit summed above had its entry before it: seen below. */
+	smp_mb();
+	for_each_possible_cpu(cpu)
+		entered += READ_ONCE(per_cpu_ptr(&uprobe_readers, cpu)->entered);
+	if (entered != left)
+		synchronize_srcu(&uprobes_srcu);
+}
+
 /**
  * uprobe_unregister_sync() - wait for handlers of removed consumers
  *
@@ -1172,7 +1224,7 @@ void uprobe_unregister_sync(void)
 {
 	if (WARN_ON_ONCE(in_uprobe_handler()))
 		return;
-	synchronize_srcu(&uprobes_srcu);
+	uprobe_sync_consumers();
 }
 EXPORT_SYMBOL_GPL(uprobe_unregister_sync);
 
@@ -1637,12 +1689,12 @@ static void ret_handler_chain(struct return_instance *ri, struct pt_regs *regs)
 	int idx;
 
 	utask->in_handler = true;
-	idx = srcu_read_lock(&uprobes_srcu);
+	idx = uprobe_read_lock();
 	list_for_each_entry_srcu(uc, &ri->site->consumers, cons_node,
 				 srcu_read_lock_held(&uprobes_srcu))
 		if (uc->ret_handler)
 			uc->ret_handler(uc, ri->func, regs);
-	srcu_read_unlock(&uprobes_srcu, idx);
+	uprobe_read_unlock(idx);
 	utask->in_handler = false;
 }
 
@@ -1733,7 +1785,7 @@ static void handle_swbp(struct pt_regs *regs)
 	bool is_bp;
 	int idx;
 
-	idx = srcu_read_lock(&uprobes_srcu);
+	idx = uprobe_read_lock();
 	/*
 	 * A return to a trampoline that is a breakpoint
 	 * (arch_uprobe_trampoline()), first: the XOL page has no sites, and
@@ -1780,7 +1832,7 @@ static void handle_swbp(struct pt_regs *regs)
 	if (prepare_step(s, regs, bp_vaddr))
 		uprobe_site_put(s);
 out:
-	srcu_read_unlock(&uprobes_srcu, idx);
+	uprobe_read_unlock(idx);
 }
 
 static void handle_singlestep(struct uprobe_task *utask, struct pt_regs *regs)

@@ -442,7 +442,7 @@ int uprobe_register_batch(struct inode *inode, unsigned int cnt,
 		disarm_and_put(e, n);
 		/* A hit may be running a handler; the caller frees them. */
 		if (!in_uprobe_handler())
-			synchronize_srcu(&uprobes_srcu);
+			uprobe_sync_consumers();
 		goto out;
 	}
 	for (i = 0; i < n; i++)

@@ -36,11 +36,11 @@ static int list_show(struct seq_file *m, void *v)
 
 		s = rb_entry(n, struct uprobe_site, node);
 		/* Writers hold reg_lock, not the tree's lock: count under SRCU. */
-		idx = srcu_read_lock(&uprobes_srcu);
+		idx = uprobe_read_lock();
 		list_for_each_entry_srcu(uc, &s->consumers, cons_node,
 					 srcu_read_lock_held(&uprobes_srcu))
 			nc++;
-		srcu_read_unlock(&uprobes_srcu, idx);
+		uprobe_read_unlock(idx);
 		seq_printf(m, "%lu:%#llx consumers=%d %s hits=%lu missed=%ld\n",
 			   s->inode->i_ino, s->offset, nc, site_how(&s->arch),
 			   uprobe_site_hits(s),

@@ -45,6 +45,41 @@ extern struct rb_root uprobe_sites;
 extern spinlock_t uprobe_sites_lock;
 extern struct srcu_struct uprobes_srcu;
 
+/*
+ * Every uprobes_srcu read section is also counted per CPU, entries and
+ * exits apart, so that uprobe_sync_consumers() can see without a grace
+ * period that no section was running when it was called: the common case
+ * when perf closes an event, one close and one wait at a time.
+ */
+struct uprobe_readers {
+	unsigned long	entered;
+	unsigned long	left;
+};
+
+DECLARE_PER_CPU(struct uprobe_readers, uprobe_readers);
+
+/* Enter a section that may reach a consumer (handler, filter, list). */
+static inline int uprobe_read_lock(void)
+{
+	int idx;
+
+	this_cpu_inc(uprobe_readers.entered);
+	idx = srcu_read_lock(&uprobes_srcu);
+	/* Counted before any consumer is read: see uprobe_sync_consumers(). */
+	smp_mb__after_srcu_read_lock();
+	return idx;
+}
+
+static inline void uprobe_read_unlock(int idx)
+{
+	srcu_read_unlock(&uprobes_srcu, idx);
+	/* Done with every consumer before it is counted out. */
+	smp_mb__after_srcu_read_unlock();
+	this_cpu_inc(uprobe_readers.left);
+}
+
+void uprobe_sync_consumers(void);
+
 /* Per process, in mm->uprobes_state: the XOL page and its slots. */
 #define XOL_SLOTS	(PAGE_SIZE / UPROBE_XOL_SLOT_BYTES)
 

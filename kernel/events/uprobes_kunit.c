@@ -7,12 +7,16 @@
  * the registration errors of both APIs on a shmem file; for optimized
  * sites, the jump and the stub undone from each of its instructions; for
  * boosted copies, what may be boosted and the copy's code; 32-bit code:
- * which files hold it, its decode and its emulation.
+ * which files hold it, its decode and its emulation; and that
+ * uprobe_sync_consumers() waits for every read section that could still
+ * see what was unlinked before it, with readers on the other vCPU.
  */
 #include <kunit/test.h>
 #include <linux/elf.h>
 #include <linux/file.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/kthread.h>
 #include <linux/mman.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
@@ -946,6 +950,159 @@ static void up_test_seed_errors(struct kunit *test)
 	unregister_uprobe(&u);
 }
 
+/*
+ * uprobe_sync_consumers() against read sections: one that stays inside
+ * holds it up until it leaves.
+ */
+struct sync_case {
+	struct completion	inside;		/* the reader entered */
+	struct completion	leave;		/* the reader may leave */
+	atomic_t		synced;		/* the waiter returned */
+};
+
+static int sync_reader(void *arg)
+{
+	struct sync_case *c = arg;
+	int idx = uprobe_read_lock();
+
+	complete(&c->inside);
+	wait_for_completion(&c->leave);
+	uprobe_read_unlock(idx);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+static int sync_waiter(void *arg)
+{
+	struct sync_case *c = arg;
+
+	uprobe_sync_consumers();
+	atomic_set(&c->synced, 1);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+static struct task_struct *sync_thread(struct kunit *test,
+				       int (*fn)(void *), void *arg)
+{
+	struct task_struct *t = kthread_run(fn, arg, "up_sync_test");
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	get_task_struct(t);
+	return t;
+}
+
+static void up_test_sync_waits(struct kunit *test)
+{
+	struct sync_case *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	struct task_struct *reader, *waiter;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	init_completion(&c->inside);
+	init_completion(&c->leave);
+	/* No section running: it returns, here and now. */
+	uprobe_sync_consumers();
+
+	reader = sync_thread(test, sync_reader, c);
+	wait_for_completion(&c->inside);
+	waiter = sync_thread(test, sync_waiter, c);
+	msleep(200);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->synced), 0);
+	complete(&c->leave);
+	for (i = 0; i < 500 && !atomic_read(&c->synced); i++)
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->synced), 1);
+	kthread_stop(waiter);
+	kthread_stop(reader);
+	put_task_struct(waiter);
+	put_task_struct(reader);
+}
+
+/*
+ * What uprobe_unregister_sync() promises, raced: a reader on the other
+ * vCPU (when there is one) keeps entering sections and using the object
+ * it finds published, while this thread publishes objects, unlinks each,
+ * syncs and then marks it dead.  A reader that sees a dead object in its
+ * section was let through too early.
+ */
+#define SYNC_LIVE	0x11feUL
+#define SYNC_DEAD	0xdeadUL
+
+struct sync_race {
+	unsigned long __rcu	*slot;
+	atomic_t		bad;
+	atomic_long_t		reads;
+};
+
+static int race_reader(void *arg)
+{
+	struct sync_race *r = arg;
+	unsigned long n = 0;
+
+	while (!kthread_should_stop()) {
+		int idx = uprobe_read_lock();
+		unsigned long *obj = rcu_dereference_raw(r->slot);
+
+		if (obj) {
+			if (READ_ONCE(*obj) != SYNC_LIVE)
+				atomic_inc(&r->bad);
+			/* Stay a while now and then: the waiter must wait. */
+			if (!(++n & 7))
+				udelay(20);
+			if (READ_ONCE(*obj) != SYNC_LIVE)
+				atomic_inc(&r->bad);
+		}
+		uprobe_read_unlock(idx);
+		atomic_long_inc(&r->reads);
+		/* And outside now and then: the waiter need not wait. */
+		if (!(n & 3))
+			udelay(20);
+		if (!(n & 255))
+			cond_resched();
+	}
+	return 0;
+}
+
+static void up_test_sync_race(struct kunit *test)
+{
+	struct sync_race *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	unsigned long *objs;
+	struct task_struct *t;
+	long before;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	objs = kunit_kcalloc(test, 500, sizeof(*objs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, objs);
+	t = kthread_create(race_reader, r, "up_sync_race");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	get_task_struct(t);
+	if (num_online_cpus() > 1)
+		kthread_bind(t, cpumask_any_but(cpu_online_mask,
+						raw_smp_processor_id()));
+	wake_up_process(t);
+	for (i = 0; i < 500; i++) {
+		objs[i] = SYNC_LIVE;
+		rcu_assign_pointer(r->slot, &objs[i]);
+		/* Let the reader find it, sometimes inside a section. */
+		before = atomic_long_read(&r->reads);
+		while (atomic_long_read(&r->reads) == before)
+			cond_resched();
+		RCU_INIT_POINTER(r->slot, NULL);
+		uprobe_sync_consumers();
+		WRITE_ONCE(objs[i], SYNC_DEAD);
+		if (!(i & 63))
+			cond_resched();
+	}
+	kthread_stop(t);
+	put_task_struct(t);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->bad), 0);
+	KUNIT_EXPECT_GT(test, atomic_long_read(&r->reads), 500L);
+}
+
 static struct kunit_case uprobes_cases[] = {
 	KUNIT_CASE(up_test_analysis),
 	KUNIT_CASE(up_test_undecodable),
@@ -964,6 +1121,8 @@ static struct kunit_case uprobes_cases[] = {
 	KUNIT_CASE(up_test_register_errors),
 	KUNIT_CASE(up_test_batch),
 	KUNIT_CASE(up_test_seed_errors),
+	KUNIT_CASE(up_test_sync_waits),
+	KUNIT_CASE_SLOW(up_test_sync_race),
 	{}
 };
 

@@ -413,11 +413,11 @@ static void stub_hit(struct pt_regs *regs, unsigned long vaddr)
 		if (instruction_pointer(regs) != vaddr)
 			return;
 	}
-	idx = srcu_read_lock(&uprobes_srcu);
+	idx = uprobe_read_lock();
 	s = uprobe_site_at(vaddr, &is_bp);
 	if (s && uprobe_get_utask())
 		uprobe_handler_chain(s, regs, vaddr);
-	srcu_read_unlock(&uprobes_srcu, idx);
+	uprobe_read_unlock(idx);
 	if (instruction_pointer(regs) == vaddr)
 		instruction_pointer_set(regs, vaddr + UPROBE_JMP_INSN_SIZE);
 }

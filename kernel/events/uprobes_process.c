@@ -86,7 +86,7 @@ static void seed_detach(struct uprobe_seed *seed)
 {
 	if (seed->site)
 		uprobe_unregister_nosync(&seed->site->handle, &seed->uc);
-	synchronize_srcu(&uprobes_srcu);
+	uprobe_sync_consumers();
 	/* The trap looks at the seeds list under RCU. */
 	synchronize_rcu();
 	mmdrop(seed->mm);

@@ -95,6 +95,18 @@ ULIFE = [
      "ns/op"),
     ("ulife.mmap", "mmap + munmap of a program's text", "ns/op"),
 ]
+# With a perf uprobe PMU counting event as the consumer (run.sh "uperf").
+UPERF = [
+    ("uclose.elapsed", "1,000 uprobe perf events closed one by one, "
+     "elapsed", "ns/close"),
+    ("uclose.cpu", "the same, the process's CPU time", "ns/close"),
+    ("upmmap.never", "mmap + first touch + munmap of a probed page, by a "
+     "process never probed (another one is)", "ns/op"),
+    ("upmmap.gone", "the same, by a process whose probes are gone",
+     "ns/op"),
+    ("upfork.hits", "fork + exit + wait, the child hitting a probed "
+     "function 10 times (inherited perf event)", "ns/op"),
+]
 COVER = [
     ("registered", "registered"),
     ("ftrace", "ftrace-based"),
@@ -206,6 +218,11 @@ def rows():
         yield key, "icount", "hit cost: " + what + " (1,000,000 calls)", \
             "insn"
     for key, what, unit in ULIFE:
+        yield key, "icount", what, unit
+    for key, what in uhits:
+        yield "up" + key[1:], "icount", "hit cost, perf counting event: " \
+            + what + " (1,000,000 calls)", "insn"
+    for key, what, unit in UPERF:
         yield key, "icount", what, unit
     for key, what in hits:
         yield key, "wall", "hit cost: " + what, "ns (wall)"

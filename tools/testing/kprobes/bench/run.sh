@@ -5,7 +5,7 @@
 #
 # kpbench.<param>=<value> on the kernel command line goes to insmod, except
 # kpbench.set=<list>: which groups to run, of hits,watch,reg,cover,every,uhits,
-# uattach,ulife,umulti (default all but umulti, which wants two vCPUs on two
+# uattach,ulife,uperf,umulti (default all but umulti, which wants two vCPUs on two
 # host threads; on arm64 also without watch, which the module cannot
 # measure there, and every, a probe on every function entry at once).
 # No -e: a measure that fails says so and the others still run.
@@ -27,9 +27,9 @@ args=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^kpbench\.//p' | grep -v '^set=' 
 groups=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^kpbench\.set=//p')
 arch=$(uname -m)
 if [ "$arch" = aarch64 ]; then
-	groups=,${groups:-hits,reg,cover,uhits,uattach,ulife},
+	groups=,${groups:-hits,reg,cover,uhits,uattach,ulife,uperf},
 else
-	groups=,${groups:-hits,watch,reg,cover,every,uhits,uattach,ulife},
+	groups=,${groups:-hits,watch,reg,cover,every,uhits,uattach,ulife,uperf},
 fi
 want() {
 	case $groups in *,$1,*) return 0 ;; esac
@@ -188,11 +188,56 @@ if want uattach; then
 fi
 # What every process pays for the uprobes hooks with no probe anywhere.
 if want ulife; then
+	# The sites the detach above removed are freed after a grace period
+	# they share: that work is done before these measures start.
+	sleep 1
 	for op in fork:200 exec:100 mmap:2000; do
 		# shellcheck disable=SC2046 # one word per figure
 		set -- $($ubin "${op%:*}" "${op#*:}")
 		echo "kpbench: ulife.$1 $(($3 / $2)) ns/op"
 	done
+fi
+# The same with the perf uprobe PMU's counting events as the consumer,
+# opened by the program itself as "perf stat -e" would: hits over the
+# unprobed call, mmap + first touch + munmap of a probed page by a process
+# never probed and by one whose probes are gone, fork of a process whose
+# children hit a probed function, closing 1,000 events one by one.
+if want uperf; then
+	for c in $(if [ "$arch" = aarch64 ]; then echo nop stp ret adrp func
+		   else echo nop push endbr ret riprel nop5 func; fi); do
+		t0=$($ubin loop "$c" "$un" | cut -d' ' -f4)
+		# shellcheck disable=SC2046 # one word per figure
+		set -- $($ubin perf "$c" "$un")
+		k=$c
+		[ "$c" = func ] && k=uret	# the rows' name, as uhit's
+		if [ "${1:-}" = perf ]; then
+			echo "kpbench: uphit.$k $((($4 - t0) / un)) insn (count $5 of $((un + 1000)))"
+		else
+			echo "kpbench: uphit.$k n/a: the event was refused"
+		fi
+	done
+	# What the closes of the hit rows left to do (frees after grace
+	# periods, workers) is done before the next measure starts.
+	sleep 1
+	# shellcheck disable=SC2046
+	set -- $($ubin pmmap 2000)
+	if [ "${1:-}" = pmmap ]; then
+		echo "kpbench: upmmap.never $(($3 / $2)) ns/op"
+		echo "kpbench: upmmap.gone $(($4 / $2)) ns/op"
+	fi
+	sleep 1
+	# shellcheck disable=SC2046
+	set -- $($ubin pfork 200)
+	if [ "${1:-}" = pfork ]; then
+		echo "kpbench: upfork.hits $(($3 / $2)) ns/op (count $4 of $(($2 * 10)))"
+	fi
+	sleep 1
+	# shellcheck disable=SC2046
+	set -- $($ubin pclose 1000)
+	if [ "${1:-}" = pclose ]; then
+		echo "kpbench: uclose.elapsed $(($3 / $2)) ns/close"
+		echo "kpbench: uclose.cpu $(($4 / $2)) ns/close"
+	fi
 fi
 # Hits per second of two threads on two vCPUs over one thread's, one probe.
 # scaling MEASURE CASE N: N calls of CASE by one thread, then by each of two.

@@ -17,6 +17,25 @@
  *                                 exec of "upbench_loop true", or mmaps of
  *                                 this file's text: "OP N <ns>"
  *
+ * With the perf uprobe PMU's counting events as the consumer, as
+ * "perf stat -e" opens them (the probe on this very program, counting in
+ * this process and, inherited, its children):
+ *
+ *   upbench_loop perf CASE N      call CASE N times with an event on it
+ *                                 ("func": a return probe): "perf CASE N
+ *                                 <ns> <count>"
+ *   upbench_loop pclose N         open N events on N sites of the sled,
+ *                                 then close them one by one: "pclose N
+ *                                 <ns> <ns of this process's CPU time>"
+ *   upbench_loop pmmap N          N times mmap, first touch and munmap of
+ *                                 this file's probed page while another
+ *                                 process is probed there: first by this
+ *                                 process, never probed, then after an
+ *                                 event on it came, was hit and went:
+ *                                 "pmmap N <ns never> <ns gone>"
+ *   upbench_loop pfork N          N forks whose child calls a probed
+ *                                 function 10 times: "pfork N <ns> <count>"
+ *
  * Under QEMU's -icount the guest's nanoseconds are instructions.
  */
 #define _GNU_SOURCE
@@ -30,6 +49,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -293,6 +313,159 @@ static int lifecycle(const char *op, long n)
 	return 0;
 }
 
+static unsigned long long cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * An enabled counting event of the perf uprobe PMU on @offset of this
+ * program, in this process (and its children when @inherit): what "perf
+ * stat -e" opens.  Exits when the PMU refuses it.
+ */
+static int perf_on(long offset, int retprobe, int inherit)
+{
+	static int type = -2, ret_bit;
+	struct perf_event_attr attr;
+	int fd;
+
+	if (type == -2) {
+		type = pmu_value("type", "");
+		ret_bit = pmu_value("format/retprobe", "config:");
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = type;
+	attr.config = retprobe ? 1ULL << ret_bit : 0;
+	attr.uprobe_path = (uint64_t)(uintptr_t)"/proc/self/exe";
+	attr.probe_offset = offset;
+	attr.inherit = inherit;
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (type < 0 || ret_bit < 0 || offset < 0 || fd < 0) {
+		fprintf(stderr, "perf_event_open: %s\n", strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+static int perf_loop(const char *name, long n)
+{
+	void (*fn)(void) = find(name);
+	unsigned long long t0, t;
+	int fd = perf_on(file_offset((unsigned long)fn),
+			 !strcmp(name, "func"), 0);
+
+	calls(fn, 1000);	/* fault everything in first */
+	t0 = now_ns();
+	calls(fn, n);
+	t = now_ns() - t0;
+	printf("perf %s %ld %llu %llu\n", name, n, t,
+	       (unsigned long long)count_of(fd));
+	close(fd);
+	return 0;
+}
+
+static int perf_close(long n)
+{
+	static int fds[SLED];
+	long base = file_offset((unsigned long)ub_sled), i;
+	unsigned long long t0, c0;
+
+	if (n < 1 || n > SLED)
+		return 2;
+	for (i = 0; i < n; i++)
+		fds[i] = perf_on(base + i * UB_SITE, 0, 0);
+	ub_sled();	/* armed, and hit: as a user's events would be */
+	t0 = now_ns();
+	c0 = cpu_ns();
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	printf("pclose %ld %llu %llu\n", n, now_ns() - t0, cpu_ns() - c0);
+	return 0;
+}
+
+/* mmap, read the page of @off, munmap, @n times: the ns they took. */
+static unsigned long long map_touch(int fd, long off, long n)
+{
+	long page = sysconf(_SC_PAGESIZE), start = off & ~(page - 1);
+	unsigned long long t0 = now_ns();
+	long i;
+
+	for (i = 0; i < n; i++) {
+		volatile char *p = mmap(NULL, 16 * page, PROT_READ | PROT_EXEC,
+					MAP_PRIVATE, fd, start);
+
+		if (p == MAP_FAILED)
+			exit(1);
+		(void)p[off - start];
+		munmap((void *)p, 16 * page);
+	}
+	return now_ns() - t0;
+}
+
+static int perf_mmap(long n)
+{
+	long off = file_offset((unsigned long)ub_ret);
+	int fd = open("/proc/self/exe", O_RDONLY), go[2], ready[2], ev;
+	unsigned long long never, gone;
+	pid_t holder;
+	char c = 0;
+
+	if (fd < 0 || pipe(go) || pipe(ready))
+		return 1;
+	/* Another process, probed at the page we map, for the whole run. */
+	holder = fork();
+	if (!holder) {
+		close(go[1]);
+		ev = perf_on(off, 0, 0);
+		ub_ret();
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		while (read(go[0], &c, 1) > 0)
+			;
+		close(ev);
+		_exit(0);
+	}
+	close(go[0]);
+	if (holder < 0 || read(ready[0], &c, 1) != 1)
+		return 1;
+	never = map_touch(fd, off, n);
+	ev = perf_on(file_offset((unsigned long)ub_nop), 0, 0);
+	ub_nop();
+	close(ev);
+	sleep(1);	/* what the close left for later is done */
+	gone = map_touch(fd, off, n);
+	close(go[1]);
+	waitpid(holder, NULL, 0);
+	printf("pmmap %ld %llu %llu\n", n, never, gone);
+	return 0;
+}
+
+static int perf_fork(long n)
+{
+	int ev = perf_on(file_offset((unsigned long)ub_func), 0, 1);
+	unsigned long long t0 = now_ns();
+	long i;
+
+	for (i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (!pid) {
+			calls(ub_func, 10);
+			_exit(0);
+		}
+		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+			return 1;
+	}
+	t0 = now_ns() - t0;
+	printf("pfork %ld %llu %llu\n", n, t0,
+	       (unsigned long long)count_of(ev));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long long t0;
@@ -322,6 +495,14 @@ int main(int argc, char **argv)
 	if (argc == 3 && (!strcmp(argv[1], "fork") ||
 			  !strcmp(argv[1], "exec") || !strcmp(argv[1], "mmap")))
 		return lifecycle(argv[1], atol(argv[2]));
+	if (argc == 4 && !strcmp(argv[1], "perf"))
+		return perf_loop(argv[2], atol(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "pclose"))
+		return perf_close(atol(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "pmmap"))
+		return perf_mmap(atol(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "pfork"))
+		return perf_fork(atol(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "threads"))
 		return threads(argv[2], atol(argv[3]), atoi(argv[4]));
 	fprintf(stderr, "usage: see the top of upbench_loop.c\n");

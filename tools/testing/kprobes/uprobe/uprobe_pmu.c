@@ -284,6 +284,80 @@ out:
 		close(map_fd);
 }
 
+/*
+ * Probes removed while hit: KP_THREADS threads call target_fn() without a
+ * pause while this thread attaches and closes a uprobe_multi link, and
+ * opens and closes a perf event, @rounds times each.  Once close() of the
+ * link returned, its program must never run again (the map's count stays
+ * put while the threads keep calling), and every call returns right.
+ */
+static volatile int kp_stop;
+
+static void *thread_spin(void *arg)
+{
+	struct kp_thread *t = arg;
+	int i = 0;
+
+	while (!kp_stop) {
+		if (target_fn(i) != 2L * i + 1)
+			t->wrong++;
+		i = (i + 1) & 0xffff;
+		t->n++;
+	}
+	return NULL;
+}
+
+static void closed_while_hit_case(int type, int ret_bit, int rounds)
+{
+	struct kp_thread t[KP_THREADS] = {};
+	int map_fd = create_map(), prog_fd, i, late = 0, bad = 0, wrong = 0;
+	uint64_t off = fn_off, calls_made = 0;
+	struct seen a, b;
+
+	prog_fd = map_fd < 0 ? -1 : load_prog(map_fd, UPROBE_MULTI_ATTACH);
+	result(prog_fd >= 0, "removed while hit: the program loads");
+	if (prog_fd < 0)
+		return;
+	kp_stop = 0;
+	for (i = 0; i < KP_THREADS; i++)
+		if (pthread_create(&t[i].tid, NULL, thread_spin, &t[i]))
+			return;
+	for (i = 0; i < rounds; i++) {
+		int link = uprobe_multi_link(prog_fd, exe, &off, NULL, 1,
+					     i & 1, getpid());
+		int fd = open_uprobe(type, ret_bit, exe, i & 1);
+
+		if (link < 0 || fd < 0) {
+			bad++;
+		} else {
+			ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+			usleep(2000);
+		}
+		if (fd >= 0)
+			close(fd);
+		if (link >= 0)
+			close(link);
+		a = read_map(map_fd);
+		usleep(5000);
+		b = read_map(map_fd);
+		late += b.count != a.count;
+	}
+	kp_stop = 1;
+	for (i = 0; i < KP_THREADS; i++) {
+		pthread_join(t[i].tid, NULL);
+		wrong += t[i].wrong;
+		calls_made += t[i].n;
+	}
+	result(bad == 0, "removed while hit: %d rounds of a link and a perf event attached while %d threads call (%d refused)",
+	       rounds, KP_THREADS, bad);
+	result(late == 0 && b.count > 0, "removed while hit: no program run after the link's close() returned (%d rounds with a late run, %lld runs)",
+	       late, (long long)b.count);
+	result(wrong == 0, "removed while hit: every one of %lld calls returned the right value (%d wrong)",
+	       (long long)calls_made, wrong);
+	close(prog_fd);
+	close(map_fd);
+}
+
 #ifdef __x86_64__
 /* sys_uretprobe (335, x86_64 only) belongs to the trampoline alone. */
 static void uretprobe_syscall_case(void)
@@ -361,6 +435,7 @@ int main(int argc, char **argv)
 		threads_perf_case(type, ret_bit, i, n);
 		threads_multi_case(i, n);
 	}
+	closed_while_hit_case(type, ret_bit, 20);
 
 	uretprobe_syscall_case();
 	return failures ? 1 : 0;
