@@ -348,19 +348,25 @@ static __always_inline struct kprobe *kprobe_site_only(struct kprobe_site *s)
 }
 
 /*
- * The per-CPU variables of a hit, located from one read of this CPU's
- * offset (preemption off): on arm64 every this-CPU access reads it again,
- * a system register read (an out-of-line call in a size-optimised build)
- * after any store.
+ * The per-CPU variables of a hit, through kprobe_cpu_off() read once for
+ * the hit and handed to kprobe_cpu_read(), kprobe_cpu_write() and
+ * kprobe_cpu_inc() (preemption off).  An architecture whose this-CPU
+ * accesses are dear defines them in asm/kprobes.h (arm64: each reads a
+ * system register again after any store); elsewhere they are this-CPU
+ * operations and the offset goes unused.
  */
-#define kprobe_cpu_off()		__my_cpu_offset
-#define kprobe_cpu_var(var, off)	(*SHIFT_PERCPU_PTR(&(var), (off)))
+#ifndef kprobe_cpu_off
+#define kprobe_cpu_off()			0UL
+#define kprobe_cpu_read(var, off)		__this_cpu_read(var)
+#define kprobe_cpu_write(var, off, val)		__this_cpu_write(var, val)
+#define kprobe_cpu_inc(ptr, off)		raw_cpu_inc(*(ptr))
+#endif
 
 /**
  * kprobe_pre_one_at() - run the pre handler of a site's only probe
  * @p: the probe, found by kprobe_site_only() and not disabled
  * @regs: the registers at the hit
- * @off: this CPU's per-CPU offset, kprobe_cpu_off()
+ * @off: kprobe_cpu_off()
  *
  * For the trap, and for callers that hold preemption off (an RCU-sched
  * read side, as the trap is) with interrupts perhaps on, having found
@@ -377,16 +383,16 @@ static __always_inline int kprobe_pre_one_at(struct kprobe *p,
 					     struct pt_regs *regs,
 					     unsigned long off)
 {
-	kprobe_cpu_var(current_kprobe, off) = p;
+	kprobe_cpu_write(current_kprobe, off, p);
 	barrier();	/* an interrupt must see the two in this order */
-	kprobe_cpu_var(kprobe_ctlblk, off).kprobe_status = KPROBE_HIT_ACTIVE;
+	kprobe_cpu_write(kprobe_ctlblk.kprobe_status, off, KPROBE_HIT_ACTIVE);
 	/*
 	 * A plain increment: with current_kprobe set, no hit an interrupt
 	 * takes on this CPU counts one (they are missed), so none can come
 	 * between its load and its store.  On arm64 the protected
 	 * this_cpu_inc() is a preempt count round trip and an atomic.
 	 */
-	(*SHIFT_PERCPU_PTR(p->nhit, off))++;
+	kprobe_cpu_inc(p->nhit, off);
 	return p->pre_handler ? p->pre_handler(p, regs) : 0;
 }
 
@@ -401,7 +407,7 @@ static __always_inline int kprobe_pre_one(struct kprobe *p,
  * kprobe_site_pre_one() - the pre handler of a site with one probe, inlined
  * @s: the site
  * @regs: the registers at the hit
- * @off: this CPU's per-CPU offset, kprobe_cpu_off()
+ * @off: kprobe_cpu_off()
  *
  * The usual case of a jump's detour, cheap enough to inline there; same
  * callers' rules as kprobe_pre_one_at().  A handler's return value is
@@ -455,12 +461,12 @@ static __always_inline void __kprobe_opt_run(struct kprobe_site *s,
 {
 	unsigned long off = kprobe_cpu_off();
 
-	if (unlikely(kprobe_cpu_var(current_kprobe, off))) {
+	if (unlikely(kprobe_cpu_read(current_kprobe, off))) {
 		kprobe_site_missed(s);
 	} else {
 		if (!kprobe_site_pre_one(s, regs, off))
 			kprobe_site_pre(s, regs);
-		kprobe_cpu_var(current_kprobe, off) = NULL;
+		kprobe_cpu_write(current_kprobe, off, NULL);
 	}
 }
 

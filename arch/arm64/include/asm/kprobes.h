@@ -79,6 +79,17 @@ struct arch_kprobe_site {
 #endif
 };
 
+/*
+ * A hit's per-CPU accesses through one read of this CPU's offset
+ * (<linux/kprobes.h>): a this-CPU access reads tpidr_el1 again after any
+ * store, through an out-of-line call in a size-optimised build.
+ */
+#define kprobe_cpu_off()		__my_cpu_offset
+#define kprobe_cpu_var(var, off)	(*SHIFT_PERCPU_PTR(&(var), (off)))
+#define kprobe_cpu_read(var, off)	kprobe_cpu_var(var, off)
+#define kprobe_cpu_write(var, off, val)	(kprobe_cpu_var(var, off) = (val))
+#define kprobe_cpu_inc(ptr, off)	((*SHIFT_PERCPU_PTR(ptr, (off)))++)
+
 /* What an out-of-line run in progress needs to be finished or undone. */
 struct kprobe_step {
 	struct kprobe_site	*site;	/* whose copy is running, or NULL */
