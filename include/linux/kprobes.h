@@ -357,9 +357,11 @@ static __always_inline struct kprobe *kprobe_site_only(struct kprobe_site *s)
  */
 #ifndef kprobe_cpu_off
 #define kprobe_cpu_off()			0UL
-#define kprobe_cpu_read(var, off)		__this_cpu_read(var)
-#define kprobe_cpu_write(var, off, val)		__this_cpu_write(var, val)
-#define kprobe_cpu_inc(ptr, off)		raw_cpu_inc(*(ptr))
+#define kprobe_cpu_read(var, off)		((void)(off), __this_cpu_read(var))
+#define kprobe_cpu_write(var, off, val)		\
+	do { (void)(off); __this_cpu_write(var, val); } while (0)
+#define kprobe_cpu_inc(ptr, off)		\
+	do { (void)(off); raw_cpu_inc(*(ptr)); } while (0)
 #endif
 
 /**

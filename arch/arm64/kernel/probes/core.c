@@ -40,7 +40,6 @@
 
 #include "internal.h"
 
-
 /*
  * current_kprobe while a copy runs out of line.  Any non-NULL value makes
  * the generic kprobe_running() true, which is what routes faults to

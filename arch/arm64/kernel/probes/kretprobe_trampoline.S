@@ -31,6 +31,6 @@ SYM_CODE_START(__kretprobe_trampoline)
 	mov	x0, sp
 	bl	kprobe_arm64_kretprobe_return
 
-	kp_a64_restore_regs
+	kp_a64_restore_regs 0
 	ret
 SYM_CODE_END(__kretprobe_trampoline)

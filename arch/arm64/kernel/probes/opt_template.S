@@ -38,7 +38,7 @@ kp_a64_opt_tmpl:
 	msr	daifset, #0xf
 kp_a64_opt_tmpl_call:
 	bl	.				/* the callback */
-	kp_a64_restore_regs daif=1
+	kp_a64_restore_regs 1
 kp_a64_opt_tmpl_copy:
 	nop					/* the probed instruction */
 kp_a64_opt_tmpl_back:

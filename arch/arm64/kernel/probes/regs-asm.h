@@ -47,7 +47,7 @@
  * changed them), with the condition flags, and with the DAIF bits when
  * @daif is 1, and drop it.
  */
-	.macro	kp_a64_restore_regs daif=0
+	.macro	kp_a64_restore_regs daif
 	ldr	x0, [sp, #S_PSTATE]
 	.if	\daif
 	and	x1, x0, #(PSR_D_BIT | PSR_A_BIT | PSR_I_BIT | PSR_F_BIT)

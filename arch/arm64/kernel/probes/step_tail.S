@@ -36,7 +36,7 @@ SYM_CODE_START(kp_a64_step_tail)
 	ldp	x0, x1, [sp, #S_PC]		/* pc, pstate */
 	msr	elr_el1, x0
 	msr	spsr_el1, x1
-	kp_a64_restore_regs
+	kp_a64_restore_regs 0
 	eret
 	sb
 SYM_CODE_END(kp_a64_step_tail)
