@@ -180,13 +180,15 @@ static void kp_hit_many(struct kprobe_site *s, struct pt_regs *regs,
 NOKPROBE_SYMBOL(kp_hit_many);
 
 /*
- * The usual hit: one enabled probe, @p.  Its post handler is the one it
- * had at the pre handler's time, run after a simulated instruction without
- * looking at the site again: a probe registered meanwhile has not seen the
- * pre either, and @p cannot go away before the trap ends (unregistering
- * waits for a grace period, which this CPU holds off with interrupts
- * masked).  A stepped instruction ends in kp_a64_step_tail_done() (or
- * kprobe_ss_brk_handler()), with the site's post handlers.
+ * A hit of one enabled probe, @p, that kp_hit_boosted() does not take: @p
+ * has a post handler, or the site no boosted copy.  The post handler is
+ * the one @p had at the pre handler's time, run after a simulated
+ * instruction without looking at the site again: a probe registered
+ * meanwhile has not seen the pre either, and @p cannot go away before the
+ * trap ends (unregistering waits for a grace period, which this CPU holds
+ * off with interrupts masked).  A stepped instruction ends in
+ * kp_a64_step_tail_done() (or kprobe_ss_brk_handler()), with the site's
+ * post handlers.
  */
 static nokprobe_inline void kp_hit_one(struct kprobe_site *s,
 				       struct kprobe *p, struct pt_regs *regs,
@@ -199,10 +201,8 @@ static nokprobe_inline void kp_hit_one(struct kprobe_site *s,
 		goto idle;	/* regs->pc moved: no instruction, no post */
 	post = p->post_handler;
 	if (!s->arch.simulate) {
-		if (post || !kp_leave_by_copy(s, regs, off)) {
-			kcb->kprobe_status = KPROBE_HIT_SS;
-			kp_step(s, regs, kcb);
-		}
+		kcb->kprobe_status = KPROBE_HIT_SS;
+		kp_step(s, regs, kcb);
 		return;
 	}
 	kp_simulate(s, regs);
@@ -215,8 +215,8 @@ idle:
 }
 
 /*
- * kp_hit_one() of a probe with no post handler on a site with a boosted
- * copy: the pre handler, and the trap leaves for the copy.
+ * The usual hit: one enabled probe with no post handler, on a site with a
+ * boosted copy: the pre handler, and the trap leaves for the copy.
  */
 static nokprobe_inline void kp_hit_boosted(struct kprobe_site *s,
 					   struct kprobe *p,

@@ -24,9 +24,7 @@
 SYM_CODE_START(__kretprobe_trampoline)
 	kp_a64_save_regs
 	adr	x2, __kretprobe_trampoline
-	stp	x2, x1, [sp, #S_PC]		/* pc, pstate */
-	stp	x29, x2, [sp, #S_STACKFRAME]
-	add	x29, sp, #S_STACKFRAME
+	kp_a64_save_frame x2
 
 	mov	x0, sp
 	bl	kprobe_arm64_kretprobe_return

@@ -30,9 +30,7 @@
 kp_a64_opt_tmpl:
 	kp_a64_save_regs
 	ldr	x2, kp_a64_opt_tmpl_pc
-	stp	x2, x1, [sp, #S_PC]		/* pc, pstate */
-	stp	x29, x2, [sp, #S_STACKFRAME]
-	add	x29, sp, #S_STACKFRAME
+	kp_a64_save_frame x2
 	ldr	x0, kp_a64_opt_tmpl_site
 	mov	x1, sp
 	msr	daifset, #0xf

@@ -43,6 +43,17 @@
 	.endm
 
 /*
+ * Fill in the pc (@pc, a register) and the pstate kp_a64_save_regs left
+ * in x1, and a frame record that makes @pc the next frame of an unwind;
+ * x29 points at it.
+ */
+	.macro	kp_a64_save_frame pc
+	stp	\pc, x1, [sp, #S_PC]
+	stp	x29, \pc, [sp, #S_STACKFRAME]
+	add	x29, sp, #S_STACKFRAME
+	.endm
+
+/*
  * Take every register but sp back from the pt_regs (a handler may have
  * changed them), with the condition flags, and with the DAIF bits when
  * @daif is 1, and drop it.

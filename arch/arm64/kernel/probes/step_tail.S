@@ -25,9 +25,7 @@
 
 SYM_CODE_START(kp_a64_step_tail)
 	kp_a64_save_regs
-	str	x1, [sp, #S_PSTATE]		/* condition flags; C does the rest */
-	stp	x29, xzr, [sp, #S_STACKFRAME]	/* C puts the pc in */
-	add	x29, sp, #S_STACKFRAME
+	kp_a64_save_frame xzr			/* C fills in pc and pstate */
 	mov	x0, sp
 	bl	kp_a64_step_tail_done
 
