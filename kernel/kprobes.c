@@ -374,6 +374,27 @@ static bool kp_site_wants_arming(struct kprobe_site *s)
 }
 
 /*
+ * The hit paths' shortcut (kprobe_site_fast()): @s's only probe if it is
+ * enabled.  Every change to the list or to a probe's flags ends in
+ * kp_site_sync(), which calls this, so a hit sees the probe through @fast
+ * until then: a probe being added is not seen yet, which is allowed until
+ * its registration returns, and one being taken off or disabled is seen a
+ * little longer, as it could be by a hit that tested its flags just
+ * before (disabling never promised more).  Unregistering clears @fast
+ * before the grace period it waits for, so no hit still holds the probe
+ * when it returns.
+ */
+static void kp_site_set_fast(struct kprobe_site *s)
+{
+	struct kprobe *p = list_first_entry_or_null(&s->probes, struct kprobe,
+						    list);
+
+	if (p && (!list_is_singular(&s->probes) || kprobe_disabled(p)))
+		p = NULL;
+	WRITE_ONCE(s->fast, p);
+}
+
+/*
  * Bring the breakpoint (or ftrace hook) in line with the site's probes and
  * the global knob.  Only ftrace can refuse.
  */
@@ -383,6 +404,7 @@ static int kp_site_sync(struct kprobe_site *s)
 	int ret = 0;
 
 	lockdep_assert_held(&kprobe_mutex);
+	kp_site_set_fast(s);
 	if (s->ftrace && kp_batching)
 		return kprobe_ftrace_queue(s, want);
 	if (s->ftrace && want && s->armed)
@@ -538,6 +560,7 @@ static int kp_attach(struct kprobe *p, kprobe_opcode_t *addr)
 
 	/* Not armed: undo, leaving no trace of @p. */
 	list_del_rcu(&p->list);
+	kp_site_set_fast(s);
 undo_post:
 	if (p->post_handler) {
 		WRITE_ONCE(s->nr_post, s->nr_post - 1);
@@ -1026,6 +1049,7 @@ static void kp_site_kill(struct kprobe_site *s)
 	s->armed = false;
 	list_for_each_entry(p, &s->probes, list)
 		p->flags |= KPROBE_FLAG_GONE;
+	kp_site_set_fast(s);
 }
 
 void kprobe_kill_range(bool (*going)(unsigned long addr, void *arg),

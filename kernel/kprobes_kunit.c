@@ -661,12 +661,15 @@ static void kpk_test_disabled(struct kunit *test)
 	p = kpk_probe(0, kpkunit_target_b, NULL, 0, true, KPROBE_FLAG_DISABLED);
 	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
 	KUNIT_EXPECT_TRUE(test, kprobe_disabled(p));
+	/* The hit paths' shortcut never holds a disabled probe. */
+	KUNIT_EXPECT_NULL(test, kprobe_site_fast(p->site));
 	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 4),
 			kpk_model(kpkunit_target_b, 4));
 	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 0);
 
 	KUNIT_ASSERT_EQ(test, enable_kprobe(p), 0);
 	KUNIT_EXPECT_FALSE(test, kprobe_disabled(p));
+	KUNIT_EXPECT_PTR_EQ(test, kprobe_site_fast(p->site), p);
 	KUNIT_EXPECT_EQ(test, enable_kprobe(p), 0);
 	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 5),
 			kpk_model(kpkunit_target_b, 5));
@@ -675,6 +678,7 @@ static void kpk_test_disabled(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, disable_kprobe(p), 0);
 	KUNIT_EXPECT_TRUE(test, kprobe_disabled(p));
+	KUNIT_EXPECT_NULL(test, kprobe_site_fast(p->site));
 	KUNIT_EXPECT_EQ(test, disable_kprobe(p), 0);
 	kpk_call(kpkunit_target_b, 6);
 	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
@@ -699,6 +703,8 @@ static void kpk_test_aggregate(struct kunit *test)
 	}
 	KUNIT_EXPECT_PTR_EQ(test, p[1]->addr, p[0]->addr);
 	KUNIT_EXPECT_PTR_EQ(test, p[2]->addr, p[0]->addr);
+	/* Several probes: every hit walks the site's list. */
+	KUNIT_EXPECT_NULL(test, kprobe_site_fast(p[0]->site));
 
 	for (x = 1; x <= 6; x++)
 		KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, x),
@@ -723,6 +729,7 @@ static void kpk_test_aggregate(struct kunit *test)
 
 	/* Drop the one with the post handler. */
 	kpk_unregister(test, p[1]);
+	KUNIT_EXPECT_PTR_EQ(test, kprobe_site_fast(p[0]->site), p[0]);
 	kpk_call(kpkunit_target_b, 10);
 	kpk_expect_hits(test, (int[]){ 8, 9, 7 }, (int[]){ 0, 9, 0 }, 3);
 
@@ -730,6 +737,7 @@ static void kpk_test_aggregate(struct kunit *test)
 	p[2] = kpk_probe(2, kpkunit_target_b, NULL, 0, true, 0);
 	KUNIT_ASSERT_EQ(test, kpk_register(test, p[2]), 0);
 	KUNIT_EXPECT_PTR_EQ(test, p[2]->addr, p[0]->addr);
+	KUNIT_EXPECT_NULL(test, kprobe_site_fast(p[0]->site));
 	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_target_b, 11),
 			kpk_model(kpkunit_target_b, 11));
 	kpk_expect_hits(test, (int[]){ 9, 9, 8 }, (int[]){ 0, 9, 1 }, 3);

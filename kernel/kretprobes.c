@@ -389,15 +389,18 @@ static int kp_instance_init(void *obj, void *context)
 	return 0;
 }
 
+#ifndef arch_kretprobe_fixup_return
 /*
  * After the trampoline: put @correct_ret_addr where the architecture's
- * trampoline returns from, when ip alone does not say it.
+ * trampoline returns from, when ip alone does not say it.  An
+ * architecture may define it inline in asm/kprobes.h instead.
  */
 void __weak arch_kretprobe_fixup_return(struct pt_regs *regs,
 					kprobe_opcode_t *correct_ret_addr)
 {
 }
 NOKPROBE_SYMBOL(arch_kretprobe_fixup_return);
+#endif
 
 /* The instances of @rp, with the entry handler that hands them out. */
 int kretprobe_alloc_instances(struct kretprobe *rp)

@@ -245,6 +245,8 @@ struct kprobe_blacklist_entry {
  * struct kprobe_site - the probes registered on one address
  * @hash: link in the core's table of sites, looked up under RCU
  * @probes: the struct kprobe's here, in registration order (RCU list)
+ * @fast: the probe a hit runs without walking @probes: the only one here
+ *	when it is enabled, else NULL (kp_site_sync() keeps it)
  * @addr: the probed instruction
  * @nr_post: how many of the probes have a post_handler
  * @armed: the breakpoint is in the text
@@ -263,6 +265,7 @@ struct kprobe_blacklist_entry {
 struct kprobe_site {
 	struct hlist_node	hash;
 	struct list_head	probes;
+	struct kprobe		*fast;
 	kprobe_opcode_t		*addr;
 	unsigned int		nr_post;
 	bool			armed;
@@ -331,20 +334,14 @@ static __always_inline bool kprobe_site_has_post(struct kprobe_site *s)
 	return READ_ONCE(s->nr_post) != 0;
 }
 
-/* The site's only probe, or NULL when it has none or several. */
-static __always_inline struct kprobe *kprobe_site_only(struct kprobe_site *s)
+/*
+ * The site's only probe when it is enabled, else NULL: then the hit takes
+ * the site's list (kprobe_site_pre()).  Preemption off is an RCU-sched
+ * read side, as the trap is: the probe cannot be freed under the hit.
+ */
+static __always_inline struct kprobe *kprobe_site_fast(struct kprobe_site *s)
 {
-	/* Preemption off is an RCU-sched read side, as the trap is. */
-	struct list_head *first = READ_ONCE(s->probes.next);
-	struct kprobe *p;
-
-	if (first == &s->probes || READ_ONCE(first->next) != &s->probes)
-		return NULL;
-	p = list_entry(first, struct kprobe, list);
-	/* A listed probe is never NULL: spares the hit paths a test. */
-	if (!p)
-		unreachable();
-	return p;
+	return READ_ONCE(s->fast);
 }
 
 /*
@@ -366,7 +363,7 @@ static __always_inline struct kprobe *kprobe_site_only(struct kprobe_site *s)
 
 /**
  * kprobe_pre_one_at() - run the pre handler of a site's only probe
- * @p: the probe, found by kprobe_site_only() and not disabled
+ * @p: the probe, found by kprobe_site_fast()
  * @regs: the registers at the hit
  * @off: kprobe_cpu_off()
  *
@@ -416,19 +413,18 @@ static __always_inline int kprobe_pre_one(struct kprobe *p,
  * ignored: there is no other probe to skip.  The caller clears
  * current_kprobe when done.
  *
- * Return: false, having done nothing, when @s has not exactly one probe:
- * then call kprobe_site_pre().
+ * Return: false, having done nothing, when @s has no fast probe (several,
+ * or a disabled one): then call kprobe_site_pre().
  */
 static __always_inline bool kprobe_site_pre_one(struct kprobe_site *s,
 						struct pt_regs *regs,
 						unsigned long off)
 {
-	struct kprobe *p = kprobe_site_only(s);
+	struct kprobe *p = kprobe_site_fast(s);
 
 	if (!p)
 		return false;
-	if (!kprobe_disabled(p))
-		kprobe_pre_one_at(p, regs, off);
+	kprobe_pre_one_at(p, regs, off);
 	return true;
 }
 
@@ -436,13 +432,13 @@ static __always_inline bool kprobe_site_pre_one(struct kprobe_site *s,
 static __always_inline void kprobe_site_post_fast(struct kprobe_site *s,
 						  struct pt_regs *regs)
 {
-	struct kprobe *p = kprobe_site_only(s);
+	struct kprobe *p = kprobe_site_fast(s);
 
 	if (!p) {
 		kprobe_site_post(s, regs);
 		return;
 	}
-	if (!p->post_handler || kprobe_disabled(p))
+	if (!p->post_handler)
 		return;
 	__this_cpu_write(current_kprobe, p);
 	p->post_handler(p, regs, 0);
@@ -645,8 +641,10 @@ static inline void kprobe_flush_task(struct task_struct *tk) { }
 #elif defined(CONFIG_KRETPROBES)
 void arch_prepare_kretprobe(struct kretprobe_instance *ri,
 			    struct pt_regs *regs);
+#ifndef arch_kretprobe_fixup_return
 void arch_kretprobe_fixup_return(struct pt_regs *regs,
 				 kprobe_opcode_t *correct_ret_addr);
+#endif
 void __kretprobe_trampoline(void);
 
 static nokprobe_inline void *kretprobe_trampoline_addr(void)

@@ -9,7 +9,8 @@ Two halves in one file:
   SYMBOL was reached), then single-step until the hit is over -- the
   return address found on the stack at START is reached (KP_PROF_UNTIL=
   return, for a breakpoint on a function's first instruction) or the CPU is
-  back in user space (user, for an exception entry taken from user mode).
+  back in user space (user, for an exception entry taken from user mode)
+  or an iretq has run (iret: a whole trap, entry to exit, x86).
   Every program counter goes to KP_PROF_TRACE, one per line, each trace
   closed by "END <count>".  KP_PROF_N traces are kept; a trace shorter than
   KP_PROF_MIN instructions is dropped (a hit of another kind) and the
@@ -58,7 +59,13 @@ def trace_in_gdb():
     def pc():
         return int(gdb.parse_and_eval("$pc")) & 0xffffffffffffffff
 
+    def iretq(at):
+        insn = gdb.selected_inferior().read_memory(at, 2).tobytes()
+        return insn == b"\x48\xcf"
+
     def done(ret, at):
+        if until == "iret":
+            return False
         if until == "user":
             return at < KERNEL_SPACE
         return at == ret
@@ -72,8 +79,11 @@ def trace_in_gdb():
             at = pc()
             while not done(ret, at):
                 seen.append(at)
+                last = iretq(at) if until == "iret" else False
                 gdb.execute("stepi", to_string=True)
                 at = pc()
+                if last:
+                    break
             if len(seen) >= shortest:
                 f.write("".join("%x\n" % a for a in seen))
                 f.write("END %d\n" % len(seen))

@@ -11,8 +11,9 @@
 # as EXTRA and KP_CMDLINE="kpbench.set=hits kpbench.loops=1000").  START is
 # a kernel symbol or *ADDRESS; OUT (default BUILD_DIR/profile) gets the
 # console log, gdb's log and the traces.  KP_PROF_UNTIL=return (default:
-# the hit ends when START's return address is reached) or user (it ends in
-# user space); KP_PROF_COND, a gdb condition on START; KP_PROF_SKIP=N hits
+# the hit ends when START's return address is reached), user (it ends in
+# user space) or iret (after an iretq: a whole x86 trap from its entry
+# symbol); KP_PROF_COND, a gdb condition on START; KP_PROF_SKIP=N hits
 # to let go first; KP_PROF_AFTER=SYMBOL to arm START only once SYMBOL ran
 # (past the boot, whose ftrace self tests take an int3 per patched site);
 # KP_PROF_N traces (3); KP_PROF_MIN and KP_PROF_RESKIP to drop hits shorter

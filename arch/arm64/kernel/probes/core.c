@@ -297,8 +297,8 @@ int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 		return kp_reenter(s, regs,
 				  &kprobe_cpu_var(kprobe_ctlblk, off)) ?
 			DBG_HOOK_HANDLED : DBG_HOOK_ERROR;
-	p = kprobe_site_only(s);
-	if (likely(p && !kprobe_disabled(p))) {
+	p = kprobe_site_fast(s);
+	if (likely(p)) {
 		if (!p->post_handler && s->arch.boost)
 			kp_hit_boosted(s, p, regs, off);
 		else

@@ -188,6 +188,19 @@ struct kprobe_ctlblk {
 int kprobe_int3_handler(struct pt_regs *regs);
 int kprobe_fault_handler(struct pt_regs *regs, int trapnr);
 
+/*
+ * The return trampoline's pt_regs sits right below the slot it returns
+ * through: the real return address goes there before the handlers run, so
+ * that unwinding from them finds it.  Inline: it is part of every return.
+ */
+#define arch_kretprobe_fixup_return arch_kretprobe_fixup_return
+static __always_inline void
+arch_kretprobe_fixup_return(struct pt_regs *regs,
+			    kprobe_opcode_t *correct_ret_addr)
+{
+	*(unsigned long *)(regs + 1) = (unsigned long)correct_ret_addr;
+}
+
 #else /* !CONFIG_KPROBES */
 
 static inline int kprobe_debug_handler(struct pt_regs *regs) { return 0; }

@@ -133,7 +133,8 @@ NOKPROBE_SYMBOL(kp_copy_returned);
  * task may enter the region in place from then on), else the boosted
  * copy.  NULL when the instruction needs the trap to finish it.
  */
-static kprobe_opcode_t *kp_jumping_copy(struct kprobe_site *s)
+static nokprobe_inline kprobe_opcode_t *
+kp_jumping_copy(struct kprobe_site *s)
 {
 #ifdef CONFIG_OPTPROBES
 	if (READ_ONCE(s->opt) != KPROBE_OPT_NONE)
@@ -158,7 +159,7 @@ static nokprobe_inline bool kp_leave_by_copy(struct kprobe_site *s,
 	return true;
 }
 
-/* A hit on a site with several probes, or with a disabled one. */
+/* A hit on a site with several probes, or a disabled one, or none left. */
 static void kp_hit_many(struct kprobe_site *s, struct pt_regs *regs,
 			struct kprobe_ctlblk *kcb)
 {
@@ -298,8 +299,8 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	s = kp_site_find(addr);
 	if (unlikely(!s))
 		return kp_int3_unknown(addr, regs);
-	p = kprobe_site_only(s);
-	if (likely(p && !kprobe_disabled(p)))
+	p = kprobe_site_fast(s);
+	if (likely(p))
 		kp_hit_one(s, p, regs, get_kprobe_ctlblk());
 	else
 		kp_hit_many(s, regs, get_kprobe_ctlblk());

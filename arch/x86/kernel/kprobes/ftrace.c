@@ -18,7 +18,7 @@
 /* kernel/kprobes_internal.h, by the include path this file gets (Makefile) */
 #include <kprobes_internal.h>
 
-/* Several probes (or none left): the core's loops, out of the way. */
+/* Several probes, or a disabled one: the core's loops, out of the way. */
 static noinline void kp_ftrace_fire_all(struct kprobe_site *s,
 					unsigned long ip, struct pt_regs *regs,
 					unsigned long orig_ip)
@@ -47,15 +47,13 @@ static nokprobe_inline void kp_ftrace_fire(struct kprobe_site *s,
 					   struct pt_regs *regs)
 {
 	unsigned long orig_ip = instruction_pointer(regs);
-	struct kprobe *p = kprobe_site_only(s);
+	struct kprobe *p = kprobe_site_fast(s);
 
 	instruction_pointer_set(regs, ip + INT3_INSN_SIZE);
 	if (unlikely(!p)) {
 		kp_ftrace_fire_all(s, ip, regs, orig_ip);
 		return;
 	}
-	if (kprobe_disabled(p))
-		goto out;
 	if (kprobe_pre_one(p, regs))
 		return;		/* moved: ftrace goes back to regs->ip */
 	if (p->post_handler) {
@@ -68,7 +66,6 @@ static nokprobe_inline void kp_ftrace_fire(struct kprobe_site *s,
 				 KPROBE_HIT_SSDONE);
 		p->post_handler(p, regs, 0);
 	}
-out:
 	/*
 	 * Back to where ftrace was going: another ops on this function (a
 	 * livepatch, called before us) may have sent it to a new function.

@@ -51,11 +51,19 @@ void kp_write_text(void *dst, const void *src, size_t len);
 /* opt.c: set s->opt_len and the detour buffer when the site allows it. */
 void kp_opt_prepare(struct kprobe_site *s, const struct kp_func *f);
 void kp_opt_release(struct kprobe_site *s);
-kprobe_opcode_t *kp_opt_region_copy(struct kprobe_site *s);
 /* opt.c: labels of the detour buffer's template (assembly, never run). */
 extern const u8 kp_tmpl[], kp_tmpl_clac[], kp_tmpl_ip[], kp_tmpl_site[];
 extern const u8 kp_tmpl_call[];
 extern const u8 kp_tmpl_end[];
+/* The template's length, as a word the int3 path reads in one load. */
+extern const u32 kp_tmpl_len;
+
+/* The region's copy in @s's detour buffer; the int3 path jumps there too. */
+static __always_inline kprobe_opcode_t *
+kp_opt_region_copy(struct kprobe_site *s)
+{
+	return s->arch.detour + kp_tmpl_len;
+}
 #else
 static inline void kp_opt_prepare(struct kprobe_site *s,
 				  const struct kp_func *f) { }

@@ -80,13 +80,3 @@ void arch_prepare_kretprobe(struct kretprobe_instance *ri, struct pt_regs *regs)
 	*ret_slot = (unsigned long)kretprobe_trampoline_addr();
 }
 NOKPROBE_SYMBOL(arch_prepare_kretprobe);
-
-/* Called by the core once it knows where the function really returns. */
-void arch_kretprobe_fixup_return(struct pt_regs *regs,
-				 kprobe_opcode_t *correct_ret_addr)
-{
-	unsigned long *ret_slot = (unsigned long *)(regs + 1);
-
-	*ret_slot = (unsigned long)correct_ret_addr;
-}
-NOKPROBE_SYMBOL(arch_kretprobe_fixup_return);

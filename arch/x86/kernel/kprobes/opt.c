@@ -80,6 +80,10 @@ asm (
 	"	popfq\n"
 	"	lea 16(%rsp), %rsp\n"
 	"kp_tmpl_end:\n"
+	"	.balign 4\n"
+	"	.globl kp_tmpl_len\n"
+	"kp_tmpl_len:\n"
+	"	.long kp_tmpl_end - kp_tmpl\n"
 	"	.popsection\n"
 );
 
@@ -90,13 +94,6 @@ asm (
 #define KP_TMPL_CLAC		(kp_tmpl_clac - kp_tmpl)
 
 static const u8 kp_clac[] = { 0x0f, 0x01, 0xca };
-
-/* The region's copy in @s's detour buffer; the int3 path jumps there too. */
-kprobe_opcode_t *kp_opt_region_copy(struct kprobe_site *s)
-{
-	return s->arch.detour + KP_TMPL_LEN;
-}
-NOKPROBE_SYMBOL(kp_opt_region_copy);
 
 /*
  * Called from a detour buffer, with the registers the probed code had
