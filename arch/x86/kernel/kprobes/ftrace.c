@@ -78,11 +78,14 @@ notrace void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 				   struct ftrace_ops *ops,
 				   struct ftrace_regs *fregs)
 {
-	/* Never NULL here: ftrace_get_regs() less its NULL test. */
-	struct pt_regs *regs = arch_ftrace_get_regs(fregs);
+	/*
+	 * Our ops save regs, so cs is set (arch_ftrace_get_regs()'s test,
+	 * without the NULL test of its result that the compiler keeps).
+	 */
+	struct pt_regs *regs = &arch_ftrace_regs(fregs)->regs;
 	struct kprobe_site *s;
 
-	if (unlikely(kprobe_ftrace_disabled || !regs))
+	if (unlikely(kprobe_ftrace_disabled || !regs->cs))
 		return;
 	/*
 	 * No ftrace_test_recursion_trylock(): kprobe_running() is the
