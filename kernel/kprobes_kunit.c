@@ -1373,9 +1373,8 @@ static void kpk_test_ftrace_recursion(struct kunit *test)
 }
 
 /*
- * Another ftrace user on the probed functions, with a filter of its own:
- * kpk_ft_count counts their calls; kpk_ft_far traces a function no probe
- * goes on, and kpk_ft_ipmodify says it changes the instruction pointer.
+ * Other ftrace users of the probed functions, with filters of their own:
+ * kpk_ft_count_fn counts the calls of each.
  */
 #define KPK_FT_NFN	3
 static kpk_fn_t *const kpk_ft_fns[KPK_FT_NFN] = {
@@ -1402,38 +1401,43 @@ static void kpk_ft_nop_fn(unsigned long ip, unsigned long parent_ip,
 {
 }
 
-static struct ftrace_ops kpk_ft_count = { .func = kpk_ft_count_fn };
-static struct ftrace_ops kpk_ft_far = { .func = kpk_ft_nop_fn };
-static struct ftrace_ops kpk_ft_ipmodify = {
-	.func	= kpk_ft_nop_fn,
-	.flags	= FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
-};
-
 static void kpk_ft_ops_action(void *ops)
 {
 	unregister_ftrace_function(ops);
 	ftrace_free_filter(ops);
 }
 
-/* Register @ops on @n sites, unregistered at the end of @test. */
-static int kpk_ft_ops_add(struct kunit *test, struct ftrace_ops *ops,
-			  const unsigned long *sites, int n)
+/*
+ * A new ops (ftrace_free_filter() leaves an ops unusable, so each test
+ * has its own) calling @func on @n sites, registered until the end of
+ * @test; NULL if ftrace refused.
+ */
+static struct ftrace_ops *kpk_ft_ops_add(struct kunit *test,
+					 ftrace_func_t func, unsigned long flags,
+					 const unsigned long *sites, int n)
 {
+	struct ftrace_ops *ops;
 	int i, ret;
 
+	ops = kunit_kzalloc(test, sizeof(*ops), GFP_KERNEL);
+	if (!ops)
+		return NULL;
+	ops->func = func;
+	ops->flags = flags;
 	for (i = 0; i < n; i++) {
 		ret = ftrace_set_filter_ip(ops, sites[i], 0, 0);
-		if (ret) {
-			ftrace_free_filter(ops);
-			return ret;
-		}
+		if (ret)
+			goto out_free;
 	}
 	ret = register_ftrace_function(ops);
-	if (ret) {
-		ftrace_free_filter(ops);
-		return ret;
-	}
-	return kunit_add_action_or_reset(test, kpk_ft_ops_action, ops);
+	if (ret)
+		goto out_free;
+	if (kunit_add_action_or_reset(test, kpk_ft_ops_action, ops))
+		return NULL;
+	return ops;
+out_free:
+	ftrace_free_filter(ops);
+	return NULL;
 }
 
 /* The sites of kpk_ft_fns; false if one has none. */
@@ -1474,6 +1478,7 @@ static void kpk_ft_expect_users(struct kunit *test, unsigned long site, int n)
 static void kpk_test_ftrace_one_by_one(struct kunit *test)
 {
 	static const int base[KPK_FT_NFN] = { 1, 1, 0 };
+	struct ftrace_ops *count, *far_ops, *ipmodify;
 	struct kprobe *p[KPK_FT_NFN], *q;
 	unsigned long far;
 	int i, j;
@@ -1483,9 +1488,11 @@ static void kpk_test_ftrace_one_by_one(struct kunit *test)
 		kunit_skip(test, "no ftrace call site at the entry");
 	far = kpk_fentry(kpkunit_target_repl);
 	KUNIT_ASSERT_NE(test, far, 0UL);
-	KUNIT_ASSERT_EQ(test, kpk_ft_ops_add(test, &kpk_ft_count,
-					     kpk_ft_site, 2), 0);
-	KUNIT_ASSERT_EQ(test, kpk_ft_ops_add(test, &kpk_ft_far, &far, 1), 0);
+	/* One user on a and b, one on a function no probe goes on. */
+	count = kpk_ft_ops_add(test, kpk_ft_count_fn, 0, kpk_ft_site, 2);
+	KUNIT_ASSERT_NOT_NULL(test, count);
+	far_ops = kpk_ft_ops_add(test, kpk_ft_nop_fn, 0, &far, 1);
+	KUNIT_ASSERT_NOT_NULL(test, far_ops);
 	for (i = 0; i < KPK_FT_NFN; i++)
 		kpk_ft_expect_users(test, kpk_ft_site[i], base[i]);
 	kpk_ft_expect_users(test, far, 1);
@@ -1512,8 +1519,10 @@ static void kpk_test_ftrace_one_by_one(struct kunit *test)
 	 * A post handler on c's site needs the IPMODIFY ops, which another
 	 * IPMODIFY user holds there: refused, and c's probe stays as it was.
 	 */
-	KUNIT_ASSERT_EQ(test, kpk_ft_ops_add(test, &kpk_ft_ipmodify,
-					     &kpk_ft_site[2], 1), 0);
+	ipmodify = kpk_ft_ops_add(test, kpk_ft_nop_fn,
+				  FTRACE_OPS_FL_SAVE_REGS |
+				  FTRACE_OPS_FL_IPMODIFY, &kpk_ft_site[2], 1);
+	KUNIT_ASSERT_NOT_NULL(test, ipmodify);
 	kpk_ft_expect_users(test, kpk_ft_site[2], 2);
 	q = kpk_probe(3, NULL, kpk_ft_syms[2], 0, true, 0);
 	KUNIT_EXPECT_NE(test, kpk_try_register(q), 0);
@@ -1521,7 +1530,7 @@ static void kpk_test_ftrace_one_by_one(struct kunit *test)
 	kpk_call(kpk_ft_fns[2], x);
 	KUNIT_EXPECT_EQ(test, kpk_pre_hits(2), 2);
 	KUNIT_EXPECT_EQ(test, kpk_pre_hits(3), 0);
-	kunit_release_action(test, kpk_ft_ops_action, &kpk_ft_ipmodify);
+	kunit_release_action(test, kpk_ft_ops_action, ipmodify);
 	kpk_ft_expect_users(test, kpk_ft_site[2], 1);
 
 	/* Off and on again: the other user keeps seeing every call. */
@@ -1549,8 +1558,8 @@ static void kpk_test_ftrace_one_by_one(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, atomic_read(&kpk_ft_calls[i]),
 				calls + base[i]);
 	}
-	kunit_release_action(test, kpk_ft_ops_action, &kpk_ft_count);
-	kunit_release_action(test, kpk_ft_ops_action, &kpk_ft_far);
+	kunit_release_action(test, kpk_ft_ops_action, count);
+	kunit_release_action(test, kpk_ft_ops_action, far_ops);
 	for (i = 0; i < KPK_FT_NFN; i++)
 		kpk_ft_expect_users(test, kpk_ft_site[i], 0);
 	kpk_ft_expect_users(test, far, 0);
@@ -1599,8 +1608,8 @@ static void kpk_test_ftrace_one_concurrent(struct kunit *test)
 		kunit_skip(test, "no ftrace call site at the entry");
 	cpu[0] = cpumask_first(cpu_online_mask);
 	cpu[1] = cpumask_next(cpu[0], cpu_online_mask);
-	KUNIT_ASSERT_EQ(test, kpk_ft_ops_add(test, &kpk_ft_count,
-					     kpk_ft_site, 2), 0);
+	KUNIT_ASSERT_NOT_NULL(test, kpk_ft_ops_add(test, kpk_ft_count_fn, 0,
+						   kpk_ft_site, 2));
 	s = kpk_probe(0, NULL, kpk_ft_syms[0], 0, false, 0);
 	KUNIT_ASSERT_EQ(test, kpk_register(test, s), 0);
 	kpk_ft_expect_users(test, kpk_ft_site[0], 2);
