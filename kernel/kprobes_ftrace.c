@@ -205,6 +205,12 @@ static void kp_ftrace_flush_disarm(int ipm)
 	unsigned int n;
 	int ret;
 
+	/* One site: ftrace can update its record alone. */
+	if (list_is_singular(&kp_ft_to_disarm[ipm])) {
+		kp_ftrace_hook_del(h, list_first_entry(&kp_ft_to_disarm[ipm],
+						       struct kprobe_site, poke));
+		return;
+	}
 	ips = kp_ftrace_ips(&kp_ft_to_disarm[ipm], &n);
 	if (!n)
 		return;
@@ -244,6 +250,17 @@ static int kp_ftrace_flush_arm(int ipm)
 	unsigned int n;
 	int ret;
 
+	/* One site: ftrace can update its record alone. */
+	if (list_is_singular(&kp_ft_to_arm[ipm])) {
+		s = list_first_entry(&kp_ft_to_arm[ipm], struct kprobe_site,
+				     poke);
+		ret = kprobe_ftrace_disabled ? -ENODEV : kp_ftrace_hook_add(h, s);
+		if (ret) {
+			pr_warn("cannot hook ftrace site %pS: %d\n", s->addr, ret);
+			s->armed = false;
+		}
+		return ret;
+	}
 	ips = kp_ftrace_ips(&kp_ft_to_arm[ipm], &n);
 	if (!n)
 		return 0;
