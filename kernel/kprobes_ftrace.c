@@ -3,7 +3,9 @@
  * Probes on ftrace call sites.  A probe on a function's __fentry__ call is
  * not a breakpoint: its site is armed by putting the address in the filter
  * of an ftrace_ops of ours, and the architecture's ftrace handler runs the
- * site's handlers.  Batches (see kprobes.c) update each filter once.
+ * site's handlers.  Batches (see kprobes.c) update each filter once; a
+ * single site joins or leaves a registered ops' filter through
+ * ftrace_set_filter_ip_one(), which updates that site's record alone.
  */
 #define pr_fmt(fmt) "kprobes: " fmt
 
@@ -49,14 +51,17 @@ static int kp_ftrace_hook_add(struct kp_ftrace_hook *h, struct kprobe_site *s)
 	unsigned long ip = (unsigned long)s->addr;
 	int ret;
 
-	/* The filter first: registered with an empty one, it traces all. */
-	ret = ftrace_set_filter_ip(&h->ops, ip, 0, 0);
+	/*
+	 * The filter first: registered with an empty one, it traces all.
+	 * Once the ops is registered, ftrace updates the one record of @ip.
+	 */
+	ret = ftrace_set_filter_ip_one(&h->ops, ip, 0);
 	if (ret)
 		return ret;
 	if (!h->armed) {
 		ret = register_ftrace_function(&h->ops);
 		if (ret) {
-			ftrace_set_filter_ip(&h->ops, ip, 1, 0);
+			ftrace_set_filter_ip_one(&h->ops, ip, 1);
 			return ret;
 		}
 	}
@@ -78,7 +83,7 @@ static int kp_ftrace_hook_del(struct kp_ftrace_hook *h, struct kprobe_site *s)
 		}
 	}
 	h->armed--;
-	ret = ftrace_set_filter_ip(&h->ops, ip, 1, 0);
+	ret = ftrace_set_filter_ip_one(&h->ops, ip, 1);
 	if (ret)
 		pr_warn("cannot drop ftrace site %pS from the filter: %d\n",
 			s->addr, ret);
@@ -200,6 +205,12 @@ static void kp_ftrace_flush_disarm(int ipm)
 	unsigned int n;
 	int ret;
 
+	/* One site: ftrace can update its record alone. */
+	if (list_is_singular(&kp_ft_to_disarm[ipm])) {
+		kp_ftrace_hook_del(h, list_first_entry(&kp_ft_to_disarm[ipm],
+						       struct kprobe_site, poke));
+		return;
+	}
 	ips = kp_ftrace_ips(&kp_ft_to_disarm[ipm], &n);
 	if (!n)
 		return;
@@ -239,6 +250,17 @@ static int kp_ftrace_flush_arm(int ipm)
 	unsigned int n;
 	int ret;
 
+	/* One site: ftrace can update its record alone. */
+	if (list_is_singular(&kp_ft_to_arm[ipm])) {
+		s = list_first_entry(&kp_ft_to_arm[ipm], struct kprobe_site,
+				     poke);
+		ret = kprobe_ftrace_disabled ? -ENODEV : kp_ftrace_hook_add(h, s);
+		if (ret) {
+			pr_warn("cannot hook ftrace site %pS: %d\n", s->addr, ret);
+			s->armed = false;
+		}
+		return ret;
+	}
 	ips = kp_ftrace_ips(&kp_ft_to_arm[ipm], &n);
 	if (!n)
 		return 0;

@@ -1379,6 +1379,275 @@ static void kpk_test_ftrace_recursion(struct kunit *test)
 		kpk_unregister(test, inner);
 	}
 }
+
+/*
+ * Other ftrace users of the probed functions, with filters of their own:
+ * kpk_ft_count_fn counts the calls of each.
+ */
+#define KPK_FT_NFN	3
+static kpk_fn_t *const kpk_ft_fns[KPK_FT_NFN] = {
+	kpkunit_target_a, kpkunit_target_b, kpkunit_target_c,
+};
+static const char *const kpk_ft_syms[KPK_FT_NFN] = {
+	"kpkunit_target_a", "kpkunit_target_b", "kpkunit_target_c",
+};
+static unsigned long kpk_ft_site[KPK_FT_NFN];
+static atomic_t kpk_ft_calls[KPK_FT_NFN];
+
+static void kpk_ft_count_fn(unsigned long ip, unsigned long parent_ip,
+			    struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	int i;
+
+	for (i = 0; i < KPK_FT_NFN; i++)
+		if (ip == kpk_ft_site[i])
+			atomic_inc(&kpk_ft_calls[i]);
+}
+
+static void kpk_ft_nop_fn(unsigned long ip, unsigned long parent_ip,
+			  struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+}
+
+static void kpk_ft_ops_action(void *ops)
+{
+	unregister_ftrace_function(ops);
+	ftrace_free_filter(ops);
+}
+
+/*
+ * A new ops (ftrace_free_filter() leaves an ops unusable, so each test
+ * has its own) calling @func on @n sites, registered until the end of
+ * @test; NULL if ftrace refused.
+ */
+static struct ftrace_ops *kpk_ft_ops_add(struct kunit *test,
+					 ftrace_func_t func, unsigned long flags,
+					 const unsigned long *sites, int n)
+{
+	struct ftrace_ops *ops;
+	int i, ret;
+
+	ops = kunit_kzalloc(test, sizeof(*ops), GFP_KERNEL);
+	if (!ops)
+		return NULL;
+	ops->func = func;
+	ops->flags = flags;
+	for (i = 0; i < n; i++) {
+		ret = ftrace_set_filter_ip(ops, sites[i], 0, 0);
+		if (ret)
+			goto out_free;
+	}
+	ret = register_ftrace_function(ops);
+	if (ret)
+		goto out_free;
+	if (kunit_add_action_or_reset(test, kpk_ft_ops_action, ops))
+		return NULL;
+	return ops;
+out_free:
+	ftrace_free_filter(ops);
+	return NULL;
+}
+
+/* The sites of kpk_ft_fns; false if one has none. */
+static bool kpk_ft_sites(void)
+{
+	int i;
+
+	for (i = 0; i < KPK_FT_NFN; i++) {
+		kpk_ft_site[i] = kpk_fentry(kpk_ft_fns[i]);
+		atomic_set(&kpk_ft_calls[i], 0);
+		if (!kpk_ft_site[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * ftrace's record of @site has @n users, and its flags and call are what
+ * a recount of the registered ops gives (ftrace_check_rec_ip(), built
+ * with the startup tests).
+ */
+static void kpk_ft_expect_users(struct kunit *test, unsigned long site, int n)
+{
+#ifdef CONFIG_FTRACE_STARTUP_TEST
+	KUNIT_EXPECT_EQ_MSG(test, ftrace_check_rec_ip(site), n,
+			    "ftrace users of %pS", (void *)site);
+#endif
+}
+
+/*
+ * [FTRACE] probes registered, disarmed, armed and removed one by one while
+ * another ftrace user traces the same functions (and a third one another
+ * function): each change moves one record by one user, in the two ops of
+ * ours (a post handler takes the IPMODIFY one), every call is seen by
+ * each user that is on at the time, an IPMODIFY conflict is refused
+ * without a trace, and removal leaves the records as they were.
+ */
+static void kpk_test_ftrace_one_by_one(struct kunit *test)
+{
+	static const int base[KPK_FT_NFN] = { 1, 1, 0 };
+	struct ftrace_ops *count, *far_ops, *ipmodify;
+	struct kprobe *p[KPK_FT_NFN], *q;
+	unsigned long far;
+	int i, j;
+	long x = 5;
+
+	if (!kpk_ft_sites())
+		kunit_skip(test, "no ftrace call site at the entry");
+	far = kpk_fentry(kpkunit_target_repl);
+	KUNIT_ASSERT_NE(test, far, 0UL);
+	/* One user on a and b, one on a function no probe goes on. */
+	count = kpk_ft_ops_add(test, kpk_ft_count_fn, 0, kpk_ft_site, 2);
+	KUNIT_ASSERT_NOT_NULL(test, count);
+	far_ops = kpk_ft_ops_add(test, kpk_ft_nop_fn, 0, &far, 1);
+	KUNIT_ASSERT_NOT_NULL(test, far_ops);
+	for (i = 0; i < KPK_FT_NFN; i++)
+		kpk_ft_expect_users(test, kpk_ft_site[i], base[i]);
+	kpk_ft_expect_users(test, far, 1);
+
+	for (i = 0; i < KPK_FT_NFN; i++) {
+		p[i] = kpk_probe(i, NULL, kpk_ft_syms[i], 0, i == 1, 0);
+		KUNIT_ASSERT_EQ(test, kpk_register(test, p[i]), 0);
+		KUNIT_ASSERT_EQ(test, (unsigned long)p[i]->addr,
+				kpk_ft_site[i]);
+		KUNIT_EXPECT_TRUE(test, kprobe_ftrace(p[i]));
+		for (j = 0; j < KPK_FT_NFN; j++)
+			kpk_ft_expect_users(test, kpk_ft_site[j],
+					    base[j] + (j <= i));
+	}
+	for (i = 0; i < KPK_FT_NFN; i++) {
+		KUNIT_EXPECT_EQ(test, kpk_call(kpk_ft_fns[i], x + i),
+				kpk_model(kpk_ft_fns[i], x + i));
+		KUNIT_EXPECT_EQ(test, kpk_pre_hits(i), 1);
+		KUNIT_EXPECT_EQ(test, kpk_post_hits(i), i == 1);
+		KUNIT_EXPECT_EQ(test, atomic_read(&kpk_ft_calls[i]), base[i]);
+	}
+
+	/*
+	 * A post handler on c's site needs the IPMODIFY ops, which another
+	 * IPMODIFY user holds there: refused, and c's probe stays as it was.
+	 */
+	ipmodify = kpk_ft_ops_add(test, kpk_ft_nop_fn,
+				  FTRACE_OPS_FL_SAVE_REGS |
+				  FTRACE_OPS_FL_IPMODIFY, &kpk_ft_site[2], 1);
+	KUNIT_ASSERT_NOT_NULL(test, ipmodify);
+	kpk_ft_expect_users(test, kpk_ft_site[2], 2);
+	q = kpk_probe(3, NULL, kpk_ft_syms[2], 0, true, 0);
+	KUNIT_EXPECT_NE(test, kpk_try_register(q), 0);
+	kpk_ft_expect_users(test, kpk_ft_site[2], 2);
+	kpk_call(kpk_ft_fns[2], x);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(2), 2);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(3), 0);
+	kunit_release_action(test, kpk_ft_ops_action, ipmodify);
+	kpk_ft_expect_users(test, kpk_ft_site[2], 1);
+
+	/* Off and on again: the other user keeps seeing every call. */
+	KUNIT_ASSERT_EQ(test, disable_kprobe(p[0]), 0);
+	kpk_ft_expect_users(test, kpk_ft_site[0], base[0]);
+	kpk_call(kpk_ft_fns[0], x);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpk_ft_calls[0]), 2);
+	KUNIT_ASSERT_EQ(test, enable_kprobe(p[0]), 0);
+	kpk_ft_expect_users(test, kpk_ft_site[0], base[0] + 1);
+	kpk_call(kpk_ft_fns[0], x);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpk_ft_calls[0]), 3);
+
+	/* Removed one by one, the last first: nothing of ours is left. */
+	for (i = KPK_FT_NFN - 1; i >= 0; i--) {
+		kpk_unregister(test, p[i]);
+		kpk_ft_expect_users(test, kpk_ft_site[i], base[i]);
+	}
+	for (i = 0; i < KPK_FT_NFN; i++) {
+		int hits = kpk_pre_hits(i), calls = atomic_read(&kpk_ft_calls[i]);
+
+		kpk_call(kpk_ft_fns[i], x);
+		KUNIT_EXPECT_EQ(test, kpk_pre_hits(i), hits);
+		KUNIT_EXPECT_EQ(test, atomic_read(&kpk_ft_calls[i]),
+				calls + base[i]);
+	}
+	kunit_release_action(test, kpk_ft_ops_action, count);
+	kunit_release_action(test, kpk_ft_ops_action, far_ops);
+	for (i = 0; i < KPK_FT_NFN; i++)
+		kpk_ft_expect_users(test, kpk_ft_site[i], 0);
+	kpk_ft_expect_users(test, far, 0);
+}
+
+/* One round of kpk_test_ftrace_one_concurrent: probes on b and c come and go. */
+static int kpk_ft_churn_round(int round)
+{
+	struct kprobe *p, *q;
+	int err, err_q;
+
+	p = kpk_probe(1, NULL, kpk_ft_syms[1], 0, round & 1, 0);
+	err = register_kprobe(p);
+	if (err)
+		return err;
+	q = kpk_probe(2, NULL, kpk_ft_syms[2], 0, round & 2, 0);
+	err_q = register_kprobe(q);
+	err = err_q ?: disable_kprobe(p);
+	err = err ?: enable_kprobe(p);
+	/* Removal while the CPUs run through the sites is for stress=1. */
+	if (!stress && !kpk_park_workers())
+		err = err ?: -ETIMEDOUT;
+	if (!err_q)
+		unregister_kprobe(q);
+	unregister_kprobe(p);
+	kpk_unpark_workers();
+	return err;
+}
+
+/*
+ * [FTRACE] probes armed and disarmed one by one on b and c while one CPU
+ * calls a, where a probe stays, and the other calls b; another ftrace user
+ * traces a and b throughout.  The steady probe and the other user see
+ * every call, and the records end as they began.
+ */
+static void kpk_test_ftrace_one_concurrent(struct kunit *test)
+{
+	unsigned long calls[2];
+	int cpu[2], i, round, err = 0;
+	struct kprobe *s;
+	bool joined;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two online CPUs");
+	if (!kpk_ft_sites())
+		kunit_skip(test, "no ftrace call site at the entry");
+	cpu[0] = cpumask_first(cpu_online_mask);
+	cpu[1] = cpumask_next(cpu[0], cpu_online_mask);
+	KUNIT_ASSERT_NOT_NULL(test, kpk_ft_ops_add(test, kpk_ft_count_fn, 0,
+						   kpk_ft_site, 2));
+	s = kpk_probe(0, NULL, kpk_ft_syms[0], 0, false, 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, s), 0);
+	kpk_ft_expect_users(test, kpk_ft_site[0], 2);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+				kpk_workers_action, NULL), 0);
+
+	/* No ASSERT until the workers are joined. */
+	for (i = 0; i < 2 && !err; i++)
+		err = kpk_worker_start(&kpk_workers[i], kpk_ft_fns[i],
+				       i << 20, ULONG_MAX, cpu[i]);
+	for (round = 0; round < KPK_CHURN_ROUNDS && !err; round++)
+		err = kpk_ft_churn_round(round);
+	WRITE_ONCE(kpk_stop, true);
+	joined = kpk_join_all();
+	KUNIT_EXPECT_EQ_MSG(test, err, 0, "round %d", round);
+	KUNIT_ASSERT_TRUE_MSG(test, joined, "worker threads did not finish");
+	for (i = 0; i < 2; i++) {
+		calls[i] = kpk_workers[i].calls;
+		KUNIT_EXPECT_EQ(test, kpk_workers[i].bad, 0UL);
+		KUNIT_EXPECT_EQ(test, (unsigned long)atomic_read(&kpk_ft_calls[i]),
+				calls[i]);
+	}
+	KUNIT_EXPECT_GT(test, calls[1], 0UL);
+	KUNIT_EXPECT_EQ(test, (unsigned long)kpk_pre_hits(0), calls[0]);
+	KUNIT_EXPECT_LE(test, (unsigned long)kpk_pre_hits(1), calls[1]);
+	KUNIT_EXPECT_EQ(test, s->nmissed, 0UL);
+	kpk_ft_expect_users(test, kpk_ft_site[0], 2);
+	kpk_ft_expect_users(test, kpk_ft_site[1], 1);
+	kpk_ft_expect_users(test, kpk_ft_site[2], 0);
+}
 #endif /* CONFIG_KPROBES_ON_FTRACE */
 
 static struct kunit_case kpk_core_cases[] = {
@@ -1395,6 +1664,8 @@ static struct kunit_case kpk_core_cases[] = {
 	KUNIT_CASE(kpk_test_ftrace),
 	KUNIT_CASE(kpk_test_ftrace_redirect),
 	KUNIT_CASE(kpk_test_ftrace_recursion),
+	KUNIT_CASE(kpk_test_ftrace_one_by_one),
+	KUNIT_CASE_SLOW(kpk_test_ftrace_one_concurrent),
 #endif
 	KUNIT_CASE(kpk_test_adjacent),
 	KUNIT_CASE(kpk_test_batch_error),
