@@ -1511,12 +1511,40 @@ static struct uprobe_site *site_in_vma(struct vm_area_struct *vma,
 	return find_site_srcu(file_inode(vma->vm_file), vma_offset(vma, vaddr));
 }
 
+/* Is there an int3 at @vaddr?  Read outside the VMA lock: it may fault. */
+static bool uprobe_int3_there(unsigned long vaddr)
+{
+	uprobe_opcode_t bp;
+
+	return !copy_from_user(&bp, (void __user *)vaddr,
+			       UPROBE_SWBP_INSN_SIZE) && is_swbp_insn(&bp);
+}
+
 /*
- * uprobe_site_at() without the thread's memory: find the site by the VMA
- * at @bp_vaddr and remember it with @gen, the generation read before.  The
- * VMA is held by its own lock, so threads hitting probes do not queue
- * behind each other or behind mmap() on mmap_lock; that is taken only when
- * a writer holds the VMA.
+ * The site at @vaddr, by the VMA there.  The VMA is held by its own lock,
+ * so threads hitting probes do not queue behind each other or behind
+ * mmap() on mmap_lock; that is taken only when a writer holds the VMA.
+ */
+static struct uprobe_site *site_by_vma(struct mm_struct *mm,
+				       unsigned long vaddr)
+{
+	struct vm_area_struct *vma = lock_vma_under_rcu(mm, vaddr);
+	struct uprobe_site *s;
+
+	if (vma) {
+		s = site_in_vma(vma, vaddr);
+		vma_end_read(vma);
+	} else {
+		mmap_read_lock(mm);
+		s = site_in_vma(vma_lookup(mm, vaddr), vaddr);
+		mmap_read_unlock(mm);
+	}
+	return s;
+}
+
+/*
+ * uprobe_site_at() without the thread's memory: find the site at @bp_vaddr
+ * and remember it with @gen, the generation read before.
  */
 struct uprobe_site *uprobe_site_lookup(unsigned long bp_vaddr,
 				       unsigned long gen, bool *is_bp)
@@ -1524,17 +1552,22 @@ struct uprobe_site *uprobe_site_lookup(unsigned long bp_vaddr,
 	struct uprobe_task *utask = current->utask;
 	struct mm_struct *mm = current->mm;
 	struct uprobe_site *s;
-	struct vm_area_struct *vma;
-	uprobe_opcode_t bp;
 
-	vma = lock_vma_under_rcu(mm, bp_vaddr);
-	if (vma) {
-		s = site_in_vma(vma, bp_vaddr);
-		vma_end_read(vma);
+	s = site_by_vma(mm, bp_vaddr);
+	if (!s && uprobe_int3_there(bp_vaddr)) {
+		/*
+		 * The int3 this thread hit may have been a site's that went
+		 * away before the lookup, and the one read now that of a new
+		 * site armed at the same address since: a site is in the
+		 * tree before its first breakpoint is written, so a second
+		 * lookup after the read finds it.  Only an int3 that is not
+		 * ours is left without one (SIGTRAP).
+		 */
+		smp_rmb();
+		s = site_by_vma(mm, bp_vaddr);
+		*is_bp = !s;
 	} else {
-		mmap_read_lock(mm);
-		s = site_in_vma(vma_lookup(mm, bp_vaddr), bp_vaddr);
-		mmap_read_unlock(mm);
+		*is_bp = false;
 	}
 	if (s && utask) {
 		utask->last_mm = mm;
@@ -1543,10 +1576,6 @@ struct uprobe_site *uprobe_site_lookup(unsigned long bp_vaddr,
 		utask->last_gen = gen;
 		utask->last_stub = 0;
 	}
-	/* Read the text only now: a fault must not nest in the lock. */
-	*is_bp = !s && !copy_from_user(&bp, (void __user *)bp_vaddr,
-				      UPROBE_SWBP_INSN_SIZE) &&
-		 is_swbp_insn(&bp);
 	return s;
 }
 
