@@ -10,6 +10,7 @@
 #ifndef _KERNEL_EVENTS_UPROBES_INTERNAL_H
 #define _KERNEL_EVENTS_UPROBES_INTERNAL_H
 
+#include <linux/llist.h>
 #include <linux/mm.h>
 #include <linux/percpu-rwsem.h>
 #include <linux/rbtree.h>
@@ -25,7 +26,7 @@ struct seq_file;
 /* A probed instruction of a file. */
 struct uprobe_site {
 	struct rb_node		node;		/* uprobe_sites, its lock */
-	struct rcu_head		rcu;		/* freed after uprobes_srcu */
+	struct llist_node	dead;		/* freed after uprobes_srcu */
 	refcount_t		ref;
 	struct inode		*inode;		/* igrab()bed */
 	loff_t			offset;
@@ -38,6 +39,14 @@ struct uprobe_site {
 	unsigned long __percpu	*hits;		/* no shared line on the hit path */
 	int			hits_id;	/* its slot, see hits_get() */
 	atomic_long_t		missed;		/* return probes not armed */
+	/*
+	 * A consumer's filter may say no where the site is still armed:
+	 * uprobe_apply(..., false) leaves the breakpoints in place, and hits
+	 * ask each filter before its handler (and take the breakpoint out
+	 * where no consumer wants it).  Set under reg_lock; cleared when a
+	 * full disarm leaves one consumer or none.
+	 */
+	bool			filters_changed;
 };
 
 /* Sites by (inode, offset); uprobes_srcu guards readers without the lock. */

@@ -24,8 +24,12 @@
  * (filtered on our pid, so every thread of ours) must see each of their
  * calls, and every call must return the right value.  (Not one inherited
  * event: perf's counts of inherited events of threads are not exact when
- * the threads' contexts are swapped between them, stock or ours.)  Last, the uretprobe system call
- * made from anywhere but the trampoline is SIGILL.
+ * the threads' contexts are swapped between them, stock or ours.)  Two
+ * perf events on one trace event of uprobe_events, ours and a child's:
+ * once ours is closed, our next call counts nowhere and takes the
+ * breakpoint out of our text, and the child's calls still count.  Last,
+ * the uretprobe system call made from anywhere but the trampoline is
+ * SIGILL.
  *
  * One TAP line per check; exits 1 when one failed.  Built static.
  */
@@ -358,6 +362,110 @@ static void closed_while_hit_case(int type, int ret_bit, int rounds)
 	close(map_fd);
 }
 
+/*
+ * One trace event of uprobe_events, two perf events on it: one counting in
+ * this process, one in a child.  Closing ours takes this process out of
+ * the event's filter while the child stays in (uprobe_apply(..., false)).
+ * Our next call must not be counted anywhere and must leave no breakpoint
+ * in our text; the child's calls must still all be counted.
+ */
+static int trace_event_id(void)
+{
+	const char *t = "/sys/kernel/tracing";
+	char path[256], line[4200];
+	FILE *f;
+	int id = -1;
+
+	snprintf(path, sizeof(path), "%s/uprobe_events", t);
+	f = fopen(path, "a");
+	if (!f)
+		return -1;
+	snprintf(line, sizeof(line), "p:kptest/pmu_filter %s:%#lx\n", exe, fn_off);
+	fputs(line, f);
+	if (fclose(f))
+		return -1;
+	snprintf(path, sizeof(path), "%s/events/kptest/pmu_filter/id", t);
+	f = fopen(path, "r");
+	if (f && fscanf(f, "%d", &id) != 1)
+		id = -1;
+	if (f)
+		fclose(f);
+	return id;
+}
+
+static int open_trace_event(int id, pid_t pid)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = id;
+	attr.sample_period = 1;
+	return syscall(SYS_perf_event_open, &attr, pid, -1, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+static void filtered_out_case(int n)
+{
+	int id = trace_event_id(), go[2], mine, theirs;
+	volatile unsigned char *text = (volatile unsigned char *)target_fn;
+	unsigned char orig = 0, armed, after;
+	uint64_t counted;
+	pid_t child;
+	char c = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/exe", "r");
+	if (f) {
+		fseek(f, fn_off, SEEK_SET);
+		orig = fgetc(f);
+		fclose(f);
+	}
+	result(id >= 0 && f, "filtered out: a trace event on target_fn in uprobe_events (id %d)", id);
+	if (id < 0 || !f || pipe(go))
+		return;
+	child = fork();
+	if (!child) {
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		calls(n);
+		_exit(0);
+	}
+	mine = open_trace_event(id, 0);
+	theirs = open_trace_event(id, child);
+	result(mine >= 0 && theirs >= 0, "filtered out: two perf events on one trace event, ours and a child's (%s)",
+	       mine < 0 || theirs < 0 ? strerror(errno) : "open");
+	if (mine >= 0) {
+		armed = *text;
+		calls(n);
+		result(count_of(mine) == (uint64_t)n, "filtered out: %d calls of ours counted while our event is open (got %lld)",
+		       n, (long long)count_of(mine));
+		close(mine);
+		/* The breakpoint may still be there: the next call takes it out. */
+		calls(1);
+		after = *text;
+		result(armed != orig && after == orig, "filtered out: after our event closed, a call leaves our text as the file has it (%#x; armed %#x, file %#x)",
+		       after, armed, orig);
+	}
+	if (write(go[1], &c, 1) != 1)
+		return;
+	waitpid(child, NULL, 0);
+	if (theirs >= 0) {
+		counted = count_of(theirs);
+		result(counted == (uint64_t)n, "filtered out: the child's %d calls counted, and only those (got %lld)",
+		       n, (long long)counted);
+		close(theirs);
+	}
+	close(go[0]);
+	close(go[1]);
+	f = fopen("/sys/kernel/tracing/uprobe_events", "a");
+	if (f) {
+		fputs("-:kptest/pmu_filter\n", f);
+		fclose(f);
+	}
+}
+
 #ifdef __x86_64__
 /* sys_uretprobe (335, x86_64 only) belongs to the trampoline alone. */
 static void uretprobe_syscall_case(void)
@@ -436,6 +544,7 @@ int main(int argc, char **argv)
 		threads_multi_case(i, n);
 	}
 	closed_while_hit_case(type, ret_bit, 20);
+	filtered_out_case(n);
 
 	uretprobe_syscall_case();
 	return failures ? 1 : 0;
