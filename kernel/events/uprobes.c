@@ -957,14 +957,17 @@ struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
 #define SITE_MAPS_MAX	8
 
 /*
- * The addresses of @s in @mm, from the file's i_mmap tree rather than a
- * walk over all of @mm's VMAs (a tenth of each registration with
- * thousands of probes on one file).  Not armed under i_mmap_rwsem: arming
- * may allocate, and reclaim takes it.  Return: how many, or -1 when more
- * than SITE_MAPS_MAX (the caller walks the VMAs then).
+ * The mappings of @s's page in @mm, from the file's i_mmap tree rather than
+ * a walk over all of @mm's VMAs (a tenth of each registration with
+ * thousands of probes on one file).  The caller holds @mm's mmap_lock for
+ * writing, which keeps them as they are until it is done (arming and
+ * disarming change pages, never VMAs); they are not armed under
+ * i_mmap_rwsem: arming may allocate, and reclaim takes it.  Return: how
+ * many, or -1 when more than SITE_MAPS_MAX (the caller walks the VMAs
+ * then).
  */
-static int site_vaddrs(struct uprobe_site *s, struct mm_struct *mm,
-		       unsigned long *vaddrs)
+static int site_vmas(struct uprobe_site *s, struct mm_struct *mm,
+		     struct vm_area_struct **vmas)
 {
 	struct address_space *mapping = s->inode->i_mapping;
 	pgoff_t pgoff = s->offset >> PAGE_SHIFT;
@@ -979,20 +982,20 @@ static int site_vaddrs(struct uprobe_site *s, struct mm_struct *mm,
 			n = -1;
 			break;
 		}
-		vaddrs[n++] = offset_vaddr(vma, s->offset);
+		vmas[n++] = vma;
 	}
 	i_mmap_unlock_read(mapping);
 	return n;
 }
 
-static int apply_site_at(struct uprobe_site *s, struct mm_struct *mm,
-			 unsigned long vaddr, bool arm)
+static int apply_site_at(struct uprobe_site *s, struct vm_area_struct *vma,
+			 bool arm)
 {
-	struct vm_area_struct *vma = vma_lookup(mm, vaddr);
+	unsigned long vaddr = offset_vaddr(vma, s->offset);
 
 	if (!vma_has_site(vma, s, vaddr, arm))
 		return 0;
-	return arm ? arm_site(s, mm, vaddr) : disarm_site(s, vma, vaddr);
+	return arm ? arm_site(s, vma->vm_mm, vaddr) : disarm_site(s, vma, vaddr);
 }
 
 /*
@@ -1009,16 +1012,15 @@ static int apply_site_mm(struct uprobe_site *s, struct uprobe_consumer *uc,
 			 struct mm_struct *mm, bool arm)
 {
 	VMA_ITERATOR(vmi, mm, 0);
-	unsigned long vaddrs[SITE_MAPS_MAX];
-	struct vm_area_struct *vma;
+	struct vm_area_struct *vmas[SITE_MAPS_MAX], *vma;
 	int n, i, ret, err = 0;
 
 	if (arm ? !uprobe_consumer_wants(uc, mm) :
 		  !test_bit(MMF_HAS_UPROBES, &mm->flags) || uprobe_site_wanted(s, mm))
 		return 0;
-	n = site_vaddrs(s, mm, vaddrs);
+	n = site_vmas(s, mm, vmas);
 	for (i = 0; i < n && !(arm && err); i++) {
-		ret = apply_site_at(s, mm, vaddrs[i], arm);
+		ret = apply_site_at(s, vmas[i], arm);
 		err = err ?: ret;
 	}
 	if (n >= 0)
@@ -1029,7 +1031,7 @@ static int apply_site_mm(struct uprobe_site *s, struct uprobe_consumer *uc,
 			break;
 		if (!vma_covers(vma, s))
 			continue;
-		ret = apply_site_at(s, mm, offset_vaddr(vma, s->offset), arm);
+		ret = apply_site_at(s, vma, arm);
 		err = err ?: ret;
 	}
 	return err;

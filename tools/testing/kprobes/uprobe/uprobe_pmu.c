@@ -35,6 +35,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
@@ -369,23 +370,29 @@ static void closed_while_hit_case(int type, int ret_bit, int rounds)
  * Our next call must not be counted anywhere and must leave no breakpoint
  * in our text; the child's calls must still all be counted.
  */
+/* A line to uprobe_events (no stdio: it would seek there, and fail). */
+static int uprobe_events_add(const char *line)
+{
+	int fd = open("/sys/kernel/tracing/uprobe_events", O_WRONLY | O_APPEND);
+	ssize_t len = strlen(line), done = -1;
+
+	if (fd >= 0) {
+		done = write(fd, line, len);
+		close(fd);
+	}
+	return done == len ? 0 : -1;
+}
+
 static int trace_event_id(void)
 {
-	const char *t = "/sys/kernel/tracing";
-	char path[256], line[4200];
+	char line[4200];
 	FILE *f;
 	int id = -1;
 
-	snprintf(path, sizeof(path), "%s/uprobe_events", t);
-	f = fopen(path, "a");
-	if (!f)
-		return -1;
 	snprintf(line, sizeof(line), "p:kptest/pmu_filter %s:%#lx\n", exe, fn_off);
-	fputs(line, f);
-	if (fclose(f))
+	if (uprobe_events_add(line))
 		return -1;
-	snprintf(path, sizeof(path), "%s/events/kptest/pmu_filter/id", t);
-	f = fopen(path, "r");
+	f = fopen("/sys/kernel/tracing/events/kptest/pmu_filter/id", "r");
 	if (f && fscanf(f, "%d", &id) != 1)
 		id = -1;
 	if (f)
@@ -410,7 +417,7 @@ static void filtered_out_case(int n)
 {
 	int id = trace_event_id(), go[2], mine, theirs;
 	volatile unsigned char *text = (volatile unsigned char *)target_fn;
-	unsigned char orig = 0, armed, after;
+	unsigned char orig = 0, armed, closed, after;
 	uint64_t counted;
 	pid_t child;
 	char c = 0;
@@ -443,10 +450,11 @@ static void filtered_out_case(int n)
 		       n, (long long)count_of(mine));
 		close(mine);
 		/* The breakpoint may still be there: the next call takes it out. */
+		closed = *text;
 		calls(1);
 		after = *text;
-		result(armed != orig && after == orig, "filtered out: after our event closed, a call leaves our text as the file has it (%#x; armed %#x, file %#x)",
-		       after, armed, orig);
+		result(armed != orig && after == orig, "filtered out: after our event closed, a call leaves our text as the file has it (%#x; armed %#x, after the close %#x, file %#x)",
+		       after, armed, closed, orig);
 	}
 	if (write(go[1], &c, 1) != 1)
 		return;
@@ -459,11 +467,7 @@ static void filtered_out_case(int n)
 	}
 	close(go[0]);
 	close(go[1]);
-	f = fopen("/sys/kernel/tracing/uprobe_events", "a");
-	if (f) {
-		fputs("-:kptest/pmu_filter\n", f);
-		fclose(f);
-	}
+	uprobe_events_add("-:kptest/pmu_filter\n");
 }
 
 #ifdef __x86_64__
