@@ -65,7 +65,6 @@
 #include <linux/srcu.h>
 #include <linux/task_work.h>
 #include <linux/uprobes.h>
-#include <linux/workqueue.h>
 
 #include "uprobes_internal.h"
 
@@ -182,7 +181,7 @@ static struct uprobe_site *find_site_srcu(struct inode *inode, loff_t offset)
  * uprobe_multi link).  A site takes a slot of a block, marked in the
  * block's bitmap; the blocks are never freed (one word per CPU for each
  * site alive at the peak), so a slot is given back with an atomic bit
- * operation from any context.
+ * operation from any context, an SRCU callback included.
  */
 #define HITS_PER_BLOCK	512
 
@@ -278,6 +277,7 @@ static void site_hold_dup_sem(void)
 
 static void free_site(struct uprobe_site *s)
 {
+	/* From an SRCU callback too: see hits_put(). */
 	if (s->hits)
 		hits_put(s);
 	/* Only a site that got its inode got this far in alloc_site(). */
@@ -286,27 +286,10 @@ static void free_site(struct uprobe_site *s)
 	kfree(s);
 }
 
-/*
- * Sites out of the tree wait here for one grace period they share.  Perf
- * removes its probes one event close at a time, and a call_srcu() for
- * each started a grace period for each (600 instructions of the close).
- * A removal that finds the list empty has the work run a little later;
- * those that come meanwhile join it.
- */
-static LLIST_HEAD(dead_sites);
-
-static void free_dead_sites(struct work_struct *work)
+static void free_site_rcu(struct rcu_head *rcu)
 {
-	struct llist_node *list = llist_del_all(&dead_sites);
-	struct uprobe_site *s, *tmp;
-
-	/* A hit may have found one just before it left the tree. */
-	synchronize_srcu(&uprobes_srcu);
-	llist_for_each_entry_safe(s, tmp, list, dead)
-		free_site(s);
+	free_site(container_of(rcu, struct uprobe_site, rcu));
 }
-
-static DECLARE_DELAYED_WORK(dead_sites_work, free_dead_sites);
 
 unsigned long uprobe_site_hits(struct uprobe_site *s)
 {
@@ -350,8 +333,7 @@ void uprobe_site_put(struct uprobe_site *s)
 	site_gen_next();
 	iput(s->inode);
 	/* A hit may have found it just before: see find_site_srcu(). */
-	if (llist_add(&s->dead, &dead_sites))
-		schedule_delayed_work(&dead_sites_work, HZ / 10);
+	call_srcu(&uprobes_srcu, &s->rcu, free_site_rcu);
 }
 
 /*

@@ -10,7 +10,6 @@
 #ifndef _KERNEL_EVENTS_UPROBES_INTERNAL_H
 #define _KERNEL_EVENTS_UPROBES_INTERNAL_H
 
-#include <linux/llist.h>
 #include <linux/mm.h>
 #include <linux/percpu-rwsem.h>
 #include <linux/rbtree.h>
@@ -26,7 +25,7 @@ struct seq_file;
 /* A probed instruction of a file. */
 struct uprobe_site {
 	struct rb_node		node;		/* uprobe_sites, its lock */
-	struct llist_node	dead;		/* freed after uprobes_srcu */
+	struct rcu_head		rcu;		/* freed after uprobes_srcu */
 	refcount_t		ref;
 	struct inode		*inode;		/* igrab()bed */
 	loff_t			offset;
