@@ -166,9 +166,16 @@ struct uprobe_task {
 
 struct xol_area;
 
-/* In mm_struct.  fork clears it: everything per-mm hangs off this. */
+/* In mm_struct.  fork clears xol_area: everything per-mm hangs off this. */
 struct uprobes_state {
 	struct xol_area		*xol_area;
+	/*
+	 * Stub pages may exist for this mm (kernel/events/uprobes_opt.c):
+	 * set before they are made, never cleared.  fork copies it, and
+	 * uprobe_dup_mmap() then says what the child has.  The map hooks of
+	 * a process that never had any skip looking for them.
+	 */
+	bool			stubs;
 };
 
 void __init uprobes_init(void);

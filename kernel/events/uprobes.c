@@ -51,6 +51,7 @@
 #include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/pagemap.h>
+#include <linux/pagewalk.h>
 #include <linux/percpu-rwsem.h>
 #include <linux/ptrace.h>
 #include <linux/rbtree.h>
@@ -810,10 +811,37 @@ void uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 	ref_ctr_update(s, vma->vm_mm, -1);
 }
 
-/* Put the original byte back at @vaddr of @mm; mmap_lock held for writing. */
-static int disarm_site(struct uprobe_site *s, struct mm_struct *mm,
+/*
+ * Is the breakpoint at @vaddr of @vma now?  A look at the page mapped
+ * there (folio_walk_start(): no fault, no reference) instead of a GUP, a
+ * thousand instructions each: the question is asked in every process
+ * where a site is disarmed, most of which have no int3 there.  1 or 0, or
+ * -EAGAIN when no page is mapped there: it may be swapped out, with the
+ * breakpoint in it, and only GUP brings it back.
+ */
+static int swbp_mapped(struct vm_area_struct *vma, unsigned long vaddr)
+{
+	struct folio_walk fw;
+	void *kaddr;
+	int ret;
+
+	if (!folio_walk_start(&fw, vma, vaddr, 0))
+		return -EAGAIN;
+	kaddr = kmap_local_page(fw.page);
+	ret = is_swbp_insn(kaddr + offset_in_page(vaddr));
+	kunmap_local(kaddr);
+	folio_walk_end(&fw, vma);
+	return ret;
+}
+
+/*
+ * Put the original byte back at @vaddr of @vma, the mapping of @s there;
+ * mmap_lock held for writing.
+ */
+static int disarm_site(struct uprobe_site *s, struct vm_area_struct *vma,
 		       unsigned long vaddr)
 {
+	struct mm_struct *mm = vma->vm_mm;
 	uprobe_opcode_t cur;
 	int ret;
 
@@ -823,9 +851,15 @@ static int disarm_site(struct uprobe_site *s, struct mm_struct *mm,
 		if (ret)
 			return ret;
 	}
-	ret = uprobe_access_mm(mm, vaddr, &cur, UPROBE_SWBP_INSN_SIZE, false);
-	if (ret || !is_swbp_insn(&cur))
-		return ret;
+	ret = swbp_mapped(vma, vaddr);
+	if (!ret)
+		return 0;
+	if (ret < 0) {
+		ret = uprobe_access_mm(mm, vaddr, &cur, UPROBE_SWBP_INSN_SIZE,
+				       false);
+		if (ret || !is_swbp_insn(&cur))
+			return ret;
+	}
 	ret = uprobe_access_mm(mm, vaddr, &s->arch.insn, UPROBE_SWBP_INSN_SIZE,
 			       true);
 	if (ret)
@@ -860,9 +894,10 @@ bool uprobe_site_wanted(struct uprobe_site *s, struct mm_struct *mm)
 /*
  * Every process mapping a page from @first to @last of @inode, pinned
  * (mmget()), possibly more than once: in @few (room for FEW_TARGETS) when
- * they fit, the common case, else in an array the caller kvfree()s.
- * Nothing may sleep under i_mmap_rwsem for memory, so count first,
- * allocate, and start over if the count grew.
+ * they fit, the common case, else in an array the caller kvfree()s when it
+ * is not @few.  Nothing may sleep under i_mmap_rwsem for memory, so one
+ * walk fills @few and counts; only when the count did not fit, the array is
+ * allocated and the walk made again (and again if the count grew).
  */
 struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
 				      pgoff_t last, int *nr,
@@ -871,47 +906,31 @@ struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
 	struct address_space *mapping = inode->i_mapping;
 	struct vm_area_struct *vma;
 	struct mm_struct **t = few;
-	int n, cap = FEW_TARGETS, i;
+	int n, cap = FEW_TARGETS, want, i;
 
 	for (;;) {
 		n = 0;
-		i_mmap_lock_read(mapping);
-		vma_interval_tree_foreach(vma, &mapping->i_mmap, first, last)
-			if (valid_vma(vma, false))
-				n++;
-		i_mmap_unlock_read(mapping);
-		if (!n) {
-			*nr = 0;
-			return NULL;
-		}
-		if (n > cap) {
-			cap = n + 4;
-			t = kvmalloc_array(cap, sizeof(*t), GFP_KERNEL);
-			if (!t)
-				return ERR_PTR(-ENOMEM);
-		}
-		n = 0;
+		want = 0;
 		i_mmap_lock_read(mapping);
 		vma_interval_tree_foreach(vma, &mapping->i_mmap, first, last) {
 			if (!valid_vma(vma, false))
 				continue;
-			if (n == cap) {
-				n = -1;
-				break;
-			}
-			if (mmget_not_zero(vma->vm_mm))
+			want++;
+			if (n < cap && mmget_not_zero(vma->vm_mm))
 				t[n++] = vma->vm_mm;
 		}
 		i_mmap_unlock_read(mapping);
-		if (n >= 0)
+		if (want <= cap)
 			break;
-		/* Grew meanwhile: mmput() may sleep, so only now. */
-		for (i = 0; i < cap; i++)
+		/* Did not fit: mmput() may sleep, so only now. */
+		for (i = 0; i < n; i++)
 			mmput(t[i]);
 		if (t != few)
 			kvfree(t);
-		t = few;
-		cap = FEW_TARGETS;
+		cap = want + 4;
+		t = kvmalloc_array(cap, sizeof(*t), GFP_KERNEL);
+		if (!t)
+			return ERR_PTR(-ENOMEM);
 	}
 	*nr = n;
 	return t;
@@ -920,14 +939,17 @@ struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
 #define SITE_MAPS_MAX	8
 
 /*
- * The addresses of @s in @mm, from the file's i_mmap tree rather than a
- * walk over all of @mm's VMAs (a tenth of each registration with
- * thousands of probes on one file).  Not armed under i_mmap_rwsem: arming
- * may allocate, and reclaim takes it.  Return: how many, or -1 when more
- * than SITE_MAPS_MAX (the caller walks the VMAs then).
+ * The mappings of @s's page in @mm, from the file's i_mmap tree rather than
+ * a walk over all of @mm's VMAs (a tenth of each registration with
+ * thousands of probes on one file).  The caller holds @mm's mmap_lock for
+ * writing, which keeps them as they are until it is done (arming and
+ * disarming change pages, never VMAs); they are not armed under
+ * i_mmap_rwsem: arming may allocate, and reclaim takes it.  Return: how
+ * many, or -1 when more than SITE_MAPS_MAX (the caller walks the VMAs
+ * then).
  */
-static int site_vaddrs(struct uprobe_site *s, struct mm_struct *mm,
-		       unsigned long *vaddrs)
+static int site_vmas(struct uprobe_site *s, struct mm_struct *mm,
+		     struct vm_area_struct **vmas)
 {
 	struct address_space *mapping = s->inode->i_mapping;
 	pgoff_t pgoff = s->offset >> PAGE_SHIFT;
@@ -942,18 +964,20 @@ static int site_vaddrs(struct uprobe_site *s, struct mm_struct *mm,
 			n = -1;
 			break;
 		}
-		vaddrs[n++] = offset_vaddr(vma, s->offset);
+		vmas[n++] = vma;
 	}
 	i_mmap_unlock_read(mapping);
 	return n;
 }
 
-static int apply_site_at(struct uprobe_site *s, struct mm_struct *mm,
-			 unsigned long vaddr, bool arm)
+static int apply_site_at(struct uprobe_site *s, struct vm_area_struct *vma,
+			 bool arm)
 {
-	if (!vma_has_site(vma_lookup(mm, vaddr), s, vaddr, arm))
+	unsigned long vaddr = offset_vaddr(vma, s->offset);
+
+	if (!vma_has_site(vma, s, vaddr, arm))
 		return 0;
-	return arm ? arm_site(s, mm, vaddr) : disarm_site(s, mm, vaddr);
+	return arm ? arm_site(s, vma->vm_mm, vaddr) : disarm_site(s, vma, vaddr);
 }
 
 /*
@@ -970,16 +994,15 @@ static int apply_site_mm(struct uprobe_site *s, struct uprobe_consumer *uc,
 			 struct mm_struct *mm, bool arm)
 {
 	VMA_ITERATOR(vmi, mm, 0);
-	unsigned long vaddrs[SITE_MAPS_MAX];
-	struct vm_area_struct *vma;
+	struct vm_area_struct *vmas[SITE_MAPS_MAX], *vma;
 	int n, i, ret, err = 0;
 
 	if (arm ? !uprobe_consumer_wants(uc, mm) :
 		  !test_bit(MMF_HAS_UPROBES, &mm->flags) || uprobe_site_wanted(s, mm))
 		return 0;
-	n = site_vaddrs(s, mm, vaddrs);
+	n = site_vmas(s, mm, vmas);
 	for (i = 0; i < n && !(arm && err); i++) {
-		ret = apply_site_at(s, mm, vaddrs[i], arm);
+		ret = apply_site_at(s, vmas[i], arm);
 		err = err ?: ret;
 	}
 	if (n >= 0)
@@ -990,7 +1013,7 @@ static int apply_site_mm(struct uprobe_site *s, struct uprobe_consumer *uc,
 			break;
 		if (!vma_covers(vma, s))
 			continue;
-		ret = apply_site_at(s, mm, offset_vaddr(vma, s->offset), arm);
+		ret = apply_site_at(s, vma, arm);
 		err = err ?: ret;
 	}
 	return err;
@@ -1044,6 +1067,13 @@ static void disarm_or_keep(struct uprobe_site *s)
 {
 	int ret = apply_site(s, NULL, false);
 
+	/*
+	 * Where the site is still armed, a consumer wants it.  With one
+	 * consumer left that is its filter's yes: hits need not ask it.
+	 */
+	if (!ret && (list_empty(&s->consumers) ||
+		     list_is_singular(&s->consumers)))
+		WRITE_ONCE(s->filters_changed, false);
 	if (ret) {
 		get_site(s);
 		pr_warn("inode %lu offset 0x%llx: breakpoint not removed everywhere (%d); keeping the site\n",
@@ -1136,8 +1166,16 @@ EXPORT_SYMBOL_GPL(uprobe_register);
  * uprobe_apply() - re-evaluate a consumer's filter in every process
  * @uprobe: from uprobe_register()
  * @uc: a consumer of it
- * @add: arm where @uc's filter now wants the probe; else disarm where no
- *	consumer wants it any more
+ * @add: arm where @uc's filter now wants the probe; else @uc's filter now
+ *	refuses some processes
+ *
+ * After a removal (!@add) returns, @uc's handlers no longer run in a
+ * process its filter refuses.  The breakpoints are not taken out here but
+ * where they are hit next (the hit asks the filters and disarms where no
+ * consumer wants the site), or by the disarm of uprobe_unregister_nosync():
+ * perf calls this for each event it closes, mostly just before that
+ * unregister, and a disarm costs the close a walk over the processes and
+ * their page tables, twice over.
  *
  * Return: 0, -ENOENT when @uc is not a consumer of @uprobe, or an error
  * from arming.
@@ -1148,8 +1186,19 @@ int uprobe_apply(struct uprobe *uprobe, struct uprobe_consumer *uc, bool add)
 	int ret = -ENOENT;
 
 	mutex_lock(&s->reg_lock);
-	if (uprobe_is_consumer(s, uc))
-		ret = apply_site(s, add ? uc : NULL, add);
+	if (uprobe_is_consumer(s, uc)) {
+		ret = 0;
+		if (add) {
+			ret = apply_site(s, uc, true);
+		} else {
+			WRITE_ONCE(s->filters_changed, true);
+			/*
+			 * Seen by every hit whose read section begins after
+			 * we return: pairs with uprobe_read_lock()'s barrier.
+			 */
+			smp_mb();
+		}
+	}
 	mutex_unlock(&s->reg_lock);
 	return ret;
 }
@@ -1308,6 +1357,8 @@ void uprobe_end_dup_mmap(void)
  */
 void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
+	/* Copied from the parent with its mm; the child's are made below. */
+	newmm->uprobes_state.stubs = false;
 	if (test_bit(MMF_HAS_UPROBES, &oldmm->flags)) {
 		set_bit(MMF_HAS_UPROBES, &newmm->flags);
 		uprobe_stub_dup(oldmm, newmm);
@@ -1652,6 +1703,7 @@ void uprobe_handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 			  unsigned long bp_vaddr)
 {
 	struct uprobe_task *utask = current->utask;
+	bool ask = READ_ONCE(s->filters_changed);
 	struct uprobe_consumer *uc;
 	bool remove = true, need_ret = false;
 
@@ -1665,6 +1717,9 @@ void uprobe_handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 				 srcu_read_lock_held(&uprobes_srcu)) {
 		int rc = 0;
 
+		/* Refused since the site was armed here: as if it left. */
+		if (unlikely(ask) && !uprobe_consumer_wants(uc, current->mm))
+			continue;
 		if (uc->handler) {
 			rc = uc->handler(uc, regs);
 			WARN_ONCE(rc & ~UPROBE_HANDLER_MASK,
@@ -1683,8 +1738,9 @@ void uprobe_handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 		prepare_uretprobe(s, regs, bp_vaddr);
 
 	/*
-	 * Every consumer asked to leave this process, or none is left (a site
-	 * kept after a failed disarm): disarm if the filters agree.  Not for
+	 * Every consumer asked to leave this process or is refused by its
+	 * filter, or none is left (a site kept after a failed disarm): disarm
+	 * if the filters agree.  Not for
 	 * a site that lost its last reference: it has given up its inode
 	 * and its int3s, and one at this address now is a new site's.
 	 */
@@ -1696,7 +1752,7 @@ void uprobe_handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 		mmap_write_lock(mm);
 		vma = vma_lookup(mm, bp_vaddr);
 		if (vma_has_site(vma, s, bp_vaddr, false) && !uprobe_site_wanted(s, mm))
-			disarm_site(s, mm, bp_vaddr);
+			disarm_site(s, vma, bp_vaddr);
 		mmap_write_unlock(mm);
 		mutex_unlock(&s->reg_lock);
 		uprobe_site_put(s);
@@ -1715,13 +1771,16 @@ static void ret_handler_chain(struct return_instance *ri, struct pt_regs *regs)
 {
 	struct uprobe_task *utask = current->utask;
 	struct uprobe_consumer *uc;
+	bool ask;
 	int idx;
 
 	utask->in_handler = true;
 	idx = uprobe_read_lock();
+	ask = READ_ONCE(ri->site->filters_changed);
 	list_for_each_entry_srcu(uc, &ri->site->consumers, cons_node,
 				 srcu_read_lock_held(&uprobes_srcu))
-		if (uc->ret_handler)
+		if (uc->ret_handler &&
+		    (likely(!ask) || uprobe_consumer_wants(uc, current->mm)))
 			uc->ret_handler(uc, ri->func, regs);
 	uprobe_read_unlock(idx);
 	utask->in_handler = false;

@@ -38,6 +38,14 @@ struct uprobe_site {
 	unsigned long __percpu	*hits;		/* no shared line on the hit path */
 	int			hits_id;	/* its slot, see hits_get() */
 	atomic_long_t		missed;		/* return probes not armed */
+	/*
+	 * A consumer's filter may say no where the site is still armed:
+	 * uprobe_apply(..., false) leaves the breakpoints in place, and hits
+	 * ask each filter before its handler (and take the breakpoint out
+	 * where no consumer wants it).  Set under reg_lock; cleared when a
+	 * full disarm leaves one consumer or none.
+	 */
+	bool			filters_changed;
 };
 
 /* Sites by (inode, offset); uprobes_srcu guards readers without the lock. */

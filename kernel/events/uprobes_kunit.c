@@ -4,7 +4,9 @@
  * how it will run, what is refused and with which errno), the rewrite of
  * RIP-relative operands, each emulated instruction on synthetic registers
  * (with a user stack from kunit_vm_mmap() where it pushes or pops), and
- * the registration errors of both APIs on a shmem file; for optimized
+ * the registration errors of both APIs on a shmem file; a removal a
+ * filter asks for, in more mappings than the walk keeps on the stack,
+ * left in place until the unregister takes it out; for optimized
  * sites, the jump and the stub undone from each of its instructions; for
  * boosted copies, what may be boosted and the copy's code; 32-bit code:
  * which files hold it, its decode and its emulation; and that
@@ -848,6 +850,79 @@ static void up_test_register_errors(struct kunit *test)
 	fput(f);
 }
 
+static bool up_filter_yes;
+
+static bool up_filter(struct uprobe_consumer *uc, struct mm_struct *mm)
+{
+	return READ_ONCE(up_filter_yes);
+}
+
+/* The first byte of each mapping at @map, as the process sees it. */
+static void expect_bytes(struct kunit *test, unsigned long *map, int n,
+			 u8 want, const char *what)
+{
+	u8 b;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ(test, copy_from_user(&b, (void __user *)map[i], 1), 0UL);
+		KUNIT_EXPECT_EQ_MSG(test, b, want, "mapping %d: %s", i, what);
+	}
+}
+
+/*
+ * Six mappings of one page in this process: more than
+ * uprobe_collect_mms() keeps on the stack.  A consumer whose filter then
+ * says no (uprobe_apply(..., false)) leaves the breakpoints to the hits
+ * and to the unregister, which takes each out: in a page it finds
+ * mapped, and in one that went meanwhile (MADV_DONTNEED: no int3 left
+ * there, and nothing to write).
+ */
+static void up_test_filtered_removal(struct kunit *test)
+{
+	struct uprobe_consumer uc = { .handler = dummy_handler,
+				      .filter = up_filter };
+	struct mm_struct *few[FEW_TARGETS], **t;
+	unsigned long map[FEW_TARGETS + 2];
+	struct file *f = code_file(test);
+	struct inode *inode = file_inode(f);
+	struct uprobe *u;
+	int i, n;
+
+	for (i = 0; i < ARRAY_SIZE(map); i++) {
+		map[i] = kunit_vm_mmap(test, f, 0, PAGE_SIZE,
+				       PROT_READ | PROT_EXEC, MAP_PRIVATE, 0);
+		KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(map[i]));
+	}
+	t = uprobe_collect_mms(inode, 0, 0, &n, few);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	KUNIT_EXPECT_EQ(test, n, (int)ARRAY_SIZE(map));
+	KUNIT_EXPECT_TRUE(test, t != few);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_PTR_EQ(test, t[i], current->mm);
+		mmput(t[i]);
+	}
+	if (t != few)
+		kvfree(t);
+
+	WRITE_ONCE(up_filter_yes, true);
+	u = uprobe_register(inode, 0, 0, &uc);		/* the nop */
+	KUNIT_ASSERT_FALSE(test, IS_ERR(u));
+	expect_bytes(test, map, ARRAY_SIZE(map), 0xcc, "armed");
+
+	WRITE_ONCE(up_filter_yes, false);
+	KUNIT_EXPECT_EQ(test, uprobe_apply(u, &uc, false), 0);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(u->site->filters_changed));
+	expect_bytes(test, map, ARRAY_SIZE(map), 0xcc, "left to the next hit");
+
+	KUNIT_EXPECT_EQ(test, do_madvise(current->mm, map[0], PAGE_SIZE,
+					 MADV_DONTNEED), 0);
+	uprobe_unregister_nosync(u, &uc);
+	uprobe_unregister_sync();
+	expect_bytes(test, map, ARRAY_SIZE(map), 0x90, "disarmed");
+	fput(f);
+}
+
 struct batch_test {
 	loff_t			offset[4];
 	loff_t			ref_ctr;
@@ -1119,6 +1194,7 @@ static struct kunit_case uprobes_cases[] = {
 	KUNIT_CASE(up_test_stub),
 	KUNIT_CASE(up_test_boost),
 	KUNIT_CASE(up_test_register_errors),
+	KUNIT_CASE(up_test_filtered_removal),
 	KUNIT_CASE(up_test_batch),
 	KUNIT_CASE(up_test_seed_errors),
 	KUNIT_CASE(up_test_sync_waits),

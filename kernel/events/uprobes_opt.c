@@ -42,18 +42,36 @@ bool uprobe_opt_enabled = true;		/* debugfs uprobes/optimize */
 /*
  * The stub pages of @mm, or NULL.  The set stays while the caller holds
  * @mm's mmap_lock, runs in @mm, or is in an RCU read section: it goes only
- * with the mm (uprobe_stub_clear()).
+ * with the mm (uprobe_stub_clear()).  An mm that never had a set says so
+ * (see stub_set_publish()): munmap() of a process whose probes are gone,
+ * or that never had one, is then not slower than without uprobes.
  */
 struct stub_set *uprobe_stub_set_of(struct mm_struct *mm)
 {
 	struct stub_set *set;
 
+	if (!READ_ONCE(mm->uprobes_state.stubs))
+		return NULL;
 	rcu_read_lock();
 	hash_for_each_possible_rcu(stub_sets, set, node, (unsigned long)mm)
 		if (set->mm == mm)
 			break;
 	rcu_read_unlock();
 	return set;
+}
+
+/*
+ * Make @set the stub pages of @set->mm: under its mmap_lock for writing,
+ * or before the mm runs (fork).  The hint goes first: any stub, jump or
+ * copy a thread of the mm can be in is made after this, so a thread that
+ * looks for the set from there sees the hint set.
+ */
+static void stub_set_publish(struct stub_set *set)
+{
+	WRITE_ONCE(set->mm->uprobes_state.stubs, true);
+	spin_lock(&stub_sets_lock);
+	hash_add_rcu(stub_sets, &set->node, (unsigned long)set->mm);
+	spin_unlock(&stub_sets_lock);
 }
 
 static void put_stub_page(struct stub_page *sp)
@@ -239,9 +257,7 @@ static struct stub_set *stub_set_get(struct mm_struct *mm)
 	set->mm = mm;
 	xa_init(&set->boosts);
 	xa_init(&set->no_opt);
-	spin_lock(&stub_sets_lock);
-	hash_add_rcu(stub_sets, &set->node, (unsigned long)mm);
-	spin_unlock(&stub_sets_lock);
+	stub_set_publish(set);
 	return set;
 }
 
@@ -658,9 +674,7 @@ void uprobe_stub_dup(struct mm_struct *oldmm, struct mm_struct *newmm)
 		nset->pages[i] = set->pages[i];
 	}
 	nset->retired = set->retired;
-	spin_lock(&stub_sets_lock);
-	hash_add_rcu(stub_sets, &nset->node, (unsigned long)newmm);
-	spin_unlock(&stub_sets_lock);
+	stub_set_publish(nset);
 }
 
 void uprobe_stub_clear(struct mm_struct *mm)

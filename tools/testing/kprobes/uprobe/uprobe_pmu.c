@@ -24,13 +24,18 @@
  * (filtered on our pid, so every thread of ours) must see each of their
  * calls, and every call must return the right value.  (Not one inherited
  * event: perf's counts of inherited events of threads are not exact when
- * the threads' contexts are swapped between them, stock or ours.)  Last, the uretprobe system call
- * made from anywhere but the trampoline is SIGILL.
+ * the threads' contexts are swapped between them, stock or ours.)  Two
+ * perf events on one trace event of uprobe_events, ours and a child's:
+ * once ours is closed, our next call counts nowhere and takes the
+ * breakpoint out of our text, and the child's calls still count.  Last,
+ * the uretprobe system call made from anywhere but the trampoline is
+ * SIGILL.
  *
  * One TAP line per check; exits 1 when one failed.  Built static.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
@@ -358,6 +363,113 @@ static void closed_while_hit_case(int type, int ret_bit, int rounds)
 	close(map_fd);
 }
 
+/*
+ * One trace event of uprobe_events, two perf events on it: one counting in
+ * this process, one in a child.  Closing ours takes this process out of
+ * the event's filter while the child stays in (uprobe_apply(..., false)).
+ * Our next call must not be counted anywhere and must leave no breakpoint
+ * in our text; the child's calls must still all be counted.
+ */
+/* A line to uprobe_events (no stdio: it would seek there, and fail). */
+static int uprobe_events_add(const char *line)
+{
+	int fd = open("/sys/kernel/tracing/uprobe_events", O_WRONLY | O_APPEND);
+	ssize_t len = strlen(line), done = -1;
+
+	if (fd >= 0) {
+		done = write(fd, line, len);
+		close(fd);
+	}
+	return done == len ? 0 : -1;
+}
+
+static int trace_event_id(void)
+{
+	char line[4200];
+	FILE *f;
+	int id = -1;
+
+	snprintf(line, sizeof(line), "p:kptest/pmu_filter %s:%#lx\n", exe, fn_off);
+	if (uprobe_events_add(line))
+		return -1;
+	f = fopen("/sys/kernel/tracing/events/kptest/pmu_filter/id", "r");
+	if (f && fscanf(f, "%d", &id) != 1)
+		id = -1;
+	if (f)
+		fclose(f);
+	return id;
+}
+
+static int open_trace_event(int id, pid_t pid)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = id;
+	attr.sample_period = 1;
+	return syscall(SYS_perf_event_open, &attr, pid, -1, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+static void filtered_out_case(int n)
+{
+	int id = trace_event_id(), go[2], mine, theirs;
+	volatile unsigned char *text = (volatile unsigned char *)target_fn;
+	unsigned char orig = 0, armed, closed, after;
+	uint64_t counted;
+	pid_t child;
+	char c = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/exe", "r");
+	if (f) {
+		fseek(f, fn_off, SEEK_SET);
+		orig = fgetc(f);
+		fclose(f);
+	}
+	result(id >= 0 && f, "filtered out: a trace event on target_fn in uprobe_events (id %d)", id);
+	if (id < 0 || !f || pipe(go))
+		return;
+	child = fork();
+	if (!child) {
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		calls(n);
+		_exit(0);
+	}
+	mine = open_trace_event(id, 0);
+	theirs = open_trace_event(id, child);
+	result(mine >= 0 && theirs >= 0, "filtered out: two perf events on one trace event, ours and a child's (%s)",
+	       mine < 0 || theirs < 0 ? strerror(errno) : "open");
+	if (mine >= 0) {
+		armed = *text;
+		calls(n);
+		result(count_of(mine) == (uint64_t)n, "filtered out: %d calls of ours counted while our event is open (got %lld)",
+		       n, (long long)count_of(mine));
+		close(mine);
+		/* The breakpoint may still be there: the next call takes it out. */
+		closed = *text;
+		calls(1);
+		after = *text;
+		result(armed != orig && after == orig, "filtered out: after our event closed, a call leaves our text as the file has it (%#x; armed %#x, after the close %#x, file %#x)",
+		       after, armed, closed, orig);
+	}
+	if (write(go[1], &c, 1) != 1)
+		return;
+	waitpid(child, NULL, 0);
+	if (theirs >= 0) {
+		counted = count_of(theirs);
+		result(counted == (uint64_t)n, "filtered out: the child's %d calls counted, and only those (got %lld)",
+		       n, (long long)counted);
+		close(theirs);
+	}
+	close(go[0]);
+	close(go[1]);
+	uprobe_events_add("-:kptest/pmu_filter\n");
+}
+
 #ifdef __x86_64__
 /* sys_uretprobe (335, x86_64 only) belongs to the trampoline alone. */
 static void uretprobe_syscall_case(void)
@@ -436,6 +548,7 @@ int main(int argc, char **argv)
 		threads_multi_case(i, n);
 	}
 	closed_while_hit_case(type, ret_bit, 20);
+	filtered_out_case(n);
 
 	uretprobe_syscall_case();
 	return failures ? 1 : 0;
