@@ -1162,10 +1162,18 @@ static void up_test_sync_race(struct kunit *test)
 	for (i = 0; i < 500; i++) {
 		objs[i] = SYNC_LIVE;
 		rcu_assign_pointer(r->slot, &objs[i]);
-		/* Let the reader find it, sometimes inside a section. */
+		/*
+		 * Let the reader find it, sometimes inside a section.  The
+		 * pause matters under QEMU's TCG, which runs the vCPUs in
+		 * turn and moves to the next one at a pause: without it
+		 * this loop keeps the reader's vCPU from running for most
+		 * of each turn (under -icount, one reader loop per seconds).
+		 */
 		before = atomic_long_read(&r->reads);
-		while (atomic_long_read(&r->reads) == before)
+		while (atomic_long_read(&r->reads) == before) {
+			cpu_relax();
 			cond_resched();
+		}
 		RCU_INIT_POINTER(r->slot, NULL);
 		uprobe_sync_consumers();
 		WRITE_ONCE(objs[i], SYNC_DEAD);
