@@ -352,6 +352,15 @@ static int kpk_worker_fn(void *data)
 			continue;
 		cond_resched_tasks_rcu_qs();
 		/*
+		 * A pause, as any spinning loop should: QEMU's TCG, which
+		 * runs the vCPUs in turn, moves to the other one there.
+		 * Without it, a vCPU waiting for this one (the IPIs of
+		 * text_poke_sync()) ran once per whole turn of this loop;
+		 * under -icount its ticks then came so rarely that RCU
+		 * reported a 26 s stall in kpk_test_batch_concurrent.
+		 */
+		cpu_relax();
+		/*
 		 * Leave the CPU to others now and then, by sleeping: being
 		 * preemptible is not enough.  Under QEMU's single-threaded
 		 * TCG with -icount, a vCPU that waits for the other one (the
