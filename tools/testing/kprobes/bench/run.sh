@@ -107,8 +107,13 @@ fi
 # Every function entry at once: the candidates outside the blacklisted
 # ranges (one pass over both, sorted by address), armed with one call while
 # a workload runs, the per-probe counts read from debugfs "stats" (ours
-# only) before the probes go.
-if want every; then
+# only) before the probes go.  Not on stock (no "stats"): its one
+# register_kprobes() of the 25,818 entries had not returned after 16
+# minutes (2026-11-28, -icount; ours: 1.9 guest seconds), and the uprobe
+# groups after this one would never have run.
+if want every && [ ! -r /sys/kernel/debug/kprobes/stats ]; then
+	echo "kpbench: every skipped on stock: its register_kprobes() of every entry had not returned after 16 minutes"
+elif want every; then
 	sed -n 's/^0x\([0-9a-f]*\)-0x\([0-9a-f]*\).*/\1 B \2/p' \
 		/sys/kernel/debug/kprobes/blacklist > /tmp/kpbench.bl
 	sed 's/$/ S/' /tmp/kpbench.syms | cat - /tmp/kpbench.bl | sort |
