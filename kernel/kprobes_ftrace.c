@@ -90,20 +90,28 @@ static int kp_ftrace_hook_del(struct kp_ftrace_hook *h, struct kprobe_site *s)
 	return 0;
 }
 
+/* Hook one site on @h, ftrace updating that site's record alone. */
+static int kp_ftrace_hook_one(struct kp_ftrace_hook *h, struct kprobe_site *s)
+{
+	int ret;
+
+	if (kprobe_ftrace_disabled)
+		return -ENODEV;
+	ret = kp_ftrace_hook_add(h, s);
+	if (ret)
+		pr_warn("cannot hook ftrace site %pS: %d\n", s->addr, ret);
+	return ret;
+}
+
 int kprobe_ftrace_arm(struct kprobe_site *s)
 {
 	bool ipmodify = kprobe_site_has_post(s);
 	int ret;
 
-	if (kprobe_ftrace_disabled)
-		return -ENODEV;
-	ret = kp_ftrace_hook_add(&kp_ftrace_hooks[ipmodify], s);
-	if (ret) {
-		pr_warn("cannot hook ftrace site %pS: %d\n", s->addr, ret);
-		return ret;
-	}
-	WRITE_ONCE(s->ftrace_ipmodify, ipmodify);
-	return 0;
+	ret = kp_ftrace_hook_one(&kp_ftrace_hooks[ipmodify], s);
+	if (!ret)
+		WRITE_ONCE(s->ftrace_ipmodify, ipmodify);
+	return ret;
 }
 
 int kprobe_ftrace_disarm(struct kprobe_site *s)
@@ -254,11 +262,9 @@ static int kp_ftrace_flush_arm(int ipm)
 	if (list_is_singular(&kp_ft_to_arm[ipm])) {
 		s = list_first_entry(&kp_ft_to_arm[ipm], struct kprobe_site,
 				     poke);
-		ret = kprobe_ftrace_disabled ? -ENODEV : kp_ftrace_hook_add(h, s);
-		if (ret) {
-			pr_warn("cannot hook ftrace site %pS: %d\n", s->addr, ret);
+		ret = kp_ftrace_hook_one(h, s);
+		if (ret)
 			s->armed = false;
-		}
 		return ret;
 	}
 	ips = kp_ftrace_ips(&kp_ft_to_arm[ipm], &n);
