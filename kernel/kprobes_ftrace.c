@@ -90,7 +90,7 @@ static int kp_ftrace_hook_del(struct kp_ftrace_hook *h, struct kprobe_site *s)
 	return 0;
 }
 
-/* Hook one site on @h, ftrace updating that site's record alone. */
+/* Hook one site on @h (kp_ftrace_hook_add()); -ENODEV once ftrace is dead. */
 static int kp_ftrace_hook_one(struct kp_ftrace_hook *h, struct kprobe_site *s)
 {
 	int ret;
