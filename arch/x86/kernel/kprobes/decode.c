@@ -343,6 +343,7 @@ static int kp_classify_twobyte(unsigned long addr, struct insn *insn,
  * after the instruction (a post handler, or a re-entered hit).
  */
 
+#ifdef CONFIG_MODULES
 static bool kp_emu_in_mod(struct module *mod, enum mod_mem_type type,
 			  unsigned long addr, unsigned long last)
 {
@@ -350,13 +351,38 @@ static bool kp_emu_in_mod(struct module *mod, enum mod_mem_type type,
 	       within_module_mem_type(last, mod, type);
 }
 
+/*
+ * [@addr, @last] is data of the module whose code @site is in: the probe
+ * on that code goes away (GONE) before the module's memory does, so no
+ * hit can see it freed.
+ */
+static bool kp_emu_module_data(unsigned long site, unsigned long addr,
+			       unsigned long last, bool write)
+{
+	struct module *mod;
+	bool ok;
+
+	preempt_disable();
+	mod = __module_address(addr);
+	ok = mod && mod == __module_address(site) &&
+	     (kp_emu_in_mod(mod, MOD_DATA, addr, last) ||
+	      (!write && kp_emu_in_mod(mod, MOD_RODATA, addr, last)));
+	preempt_enable();
+	return ok;
+}
+#else
+static bool kp_emu_module_data(unsigned long site, unsigned long addr,
+			       unsigned long last, bool write)
+{
+	return false;
+}
+#endif
+
 /* May a dword or qword at @addr be read (@write: and written) from a trap? */
 static bool kp_emu_data_ok(unsigned long site, unsigned long addr, u8 size,
 			   bool write)
 {
 	unsigned long last = addr + size - 1;
-	struct module *mod, *site_mod;
-	bool ok;
 
 	if (last < addr)
 		return false;
@@ -375,19 +401,7 @@ static bool kp_emu_data_ok(unsigned long site, unsigned long addr, u8 size,
 	if (!write && addr >= (unsigned long)__start_rodata &&
 	    last < (unsigned long)__end_rodata)
 		return true;
-
-	/*
-	 * A module's own data: the probe on its code goes away (GONE) before
-	 * the module's memory does, so no hit can see it freed.
-	 */
-	preempt_disable();
-	mod = __module_address(addr);
-	site_mod = __module_address(site);
-	ok = mod && mod == site_mod &&
-	     (kp_emu_in_mod(mod, MOD_DATA, addr, last) ||
-	      (!write && kp_emu_in_mod(mod, MOD_RODATA, addr, last)));
-	preempt_enable();
-	return ok;
+	return kp_emu_module_data(site, addr, last, write);
 }
 
 static u8 kp_emu_rex(struct insn *insn)
