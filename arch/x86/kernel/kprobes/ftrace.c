@@ -18,7 +18,7 @@
 /* kernel/kprobes_internal.h, by the include path this file gets (Makefile) */
 #include <kprobes_internal.h>
 
-/* Several probes, or a disabled one: the core's loops, out of the way. */
+/* Several probes, a disabled one, or none left: the core's loops, aside. */
 static noinline void kp_ftrace_fire_all(struct kprobe_site *s,
 					unsigned long ip, struct pt_regs *regs,
 					unsigned long orig_ip)
