@@ -76,25 +76,51 @@ notrace struct kprobe_site *kprobe_site_lookup(unsigned long addr)
 }
 NOKPROBE_SYMBOL(kprobe_site_lookup);
 
+/*
+ * The generation of the site whose pre handlers this CPU ran last, for
+ * the post handlers of the same hit.  Nothing can run another site's pre
+ * handlers on this CPU in between: current_kprobe is set all along, and
+ * every hit meanwhile only counts as missed.
+ */
+static DEFINE_PER_CPU(u32, kp_hit_gen);
+
+/*
+ * Does a hit that read generation @gen of @p's site run @p?  One load of
+ * the probe: kp_site_stamp() says why that is all it takes.
+ */
+static __always_inline bool kp_runs_in(struct kprobe *p, u32 gen)
+{
+	u32 g = READ_ONCE(p->hit_gen);
+
+	return g && g <= gen;
+}
+
 /**
  * kprobe_site_pre() - run the pre handlers of a site that was hit
  * @s: the site
  * @regs: the registers at the hit
  *
- * Leaves current_kprobe non-NULL.  Return: 1 when a handler changed
- * regs->ip and asks for the instruction to be skipped (the remaining
- * handlers do not run), 0 otherwise.
+ * Runs the probes of the site's generation at this moment, and
+ * kprobe_site_post() the same probes, less any disabled or taken off
+ * meanwhile: a probe added or enabled between the two passes runs in
+ * neither.  Leaves current_kprobe non-NULL.  Return: 1 when a handler
+ * changed regs->ip and asks for the instruction to be skipped (the
+ * remaining handlers do not run), 0 otherwise.
  */
 int kprobe_site_pre(struct kprobe_site *s, struct pt_regs *regs)
 {
 	struct kprobe *p;
+	u32 gen;
 
 	__this_cpu_write(current_kprobe, &kprobe_busy);
 	/* Only now: callers may run with interrupts on (see opt.c). */
 	barrier();
 	get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
+	/* Pairs with kp_site_stamp(): the stamps of @gen are seen below. */
+	gen = smp_load_acquire(&s->gen);
+	__this_cpu_write(kp_hit_gen, gen);
 	list_for_each_entry_rcu(p, &s->probes, list) {
-		if (kprobe_disabled(p))
+		if (!kp_runs_in(p, gen))
 			continue;
 		/*
 		 * Set before the probe is listed, freed after it is gone;
@@ -113,13 +139,16 @@ NOKPROBE_SYMBOL(kprobe_site_pre);
  * kprobe_site_post() - run the post handlers of a site after its instruction
  * @s: the site
  * @regs: the registers after the instruction
+ *
+ * Only after kprobe_site_pre() on @s, in the same hit.
  */
 void kprobe_site_post(struct kprobe_site *s, struct pt_regs *regs)
 {
+	u32 gen = __this_cpu_read(kp_hit_gen);
 	struct kprobe *p;
 
 	list_for_each_entry_rcu(p, &s->probes, list) {
-		if (!p->post_handler || kprobe_disabled(p))
+		if (!p->post_handler || !kp_runs_in(p, gen))
 			continue;
 		__this_cpu_write(current_kprobe, p);
 		p->post_handler(p, regs, 0);
@@ -376,7 +405,7 @@ static bool kp_site_wants_arming(struct kprobe_site *s)
 /*
  * The hit paths' shortcut (kprobe_site_fast()): @s's only probe if it is
  * enabled.  Every change to the list or to a probe's flags ends in
- * kp_site_sync(), which calls this, so a hit sees the probe through @fast
+ * kp_site_sync(), which calls this (kp_site_publish()), so a hit sees the probe through @fast
  * until then: a probe being added is not seen yet, which is allowed until
  * its registration returns, and one being taken off or disabled is seen a
  * little longer, as it could be by a hit that tested its flags just
@@ -395,6 +424,62 @@ static void kp_site_set_fast(struct kprobe_site *s)
 }
 
 /*
+ * The generations were used up (2^32 probes enabled on one site): let
+ * every hit that may hold an old one end, then start again from 1.  Until
+ * then each running probe has generation 1, which every hit runs.
+ */
+static void kp_site_gen_wrap(struct kprobe_site *s)
+{
+	struct kprobe *p;
+
+	list_for_each_entry(p, &s->probes, list)
+		if (p->hit_gen)
+			WRITE_ONCE(p->hit_gen, 1);
+	synchronize_rcu();
+	/* After the stamps, as in kp_site_stamp(). */
+	smp_store_release(&s->gen, 1);
+}
+
+/*
+ * Bring each probe's hit_gen in line with its flags: 0 when no hit may
+ * run it, else the site generation from which hits that walk the list run
+ * it.  A probe that becomes runnable gets the next generation, and the
+ * site publishes it only after that store (release; the hit's load is an
+ * acquire): a hit that read an older one runs neither its pre nor its
+ * post handler, one that read it or a newer one saw the stamp.  Values
+ * only ever grow from 0 to a generation the site had not published, so a
+ * hit whose pre pass skipped a probe cannot find it runnable in its post
+ * pass (kprobe_site_pre()).
+ */
+static void kp_site_stamp(struct kprobe_site *s)
+{
+	bool fresh = false;
+	struct kprobe *p;
+	u32 next;
+
+	if (unlikely(s->gen == U32_MAX))
+		kp_site_gen_wrap(s);
+	next = s->gen + 1;
+	list_for_each_entry(p, &s->probes, list) {
+		if (kprobe_disabled(p)) {
+			WRITE_ONCE(p->hit_gen, 0);
+		} else if (!p->hit_gen) {
+			WRITE_ONCE(p->hit_gen, next);
+			fresh = true;
+		}
+	}
+	if (fresh)	/* after the stamps; kprobe_site_pre() pairs with it */
+		smp_store_release(&s->gen, next);
+}
+
+/* What the hit paths read of @s: each probe's generation, the shortcut. */
+static void kp_site_publish(struct kprobe_site *s)
+{
+	kp_site_stamp(s);
+	kp_site_set_fast(s);
+}
+
+/*
  * Bring the breakpoint (or ftrace hook) in line with the site's probes and
  * the global knob.  Only ftrace can refuse.
  */
@@ -404,7 +489,7 @@ static int kp_site_sync(struct kprobe_site *s)
 	int ret = 0;
 
 	lockdep_assert_held(&kprobe_mutex);
-	kp_site_set_fast(s);
+	kp_site_publish(s);
 	if (s->ftrace && kp_batching)
 		return kprobe_ftrace_queue(s, want);
 	if (s->ftrace && want && s->armed)
@@ -561,6 +646,7 @@ static int kp_attach(struct kprobe *p, kprobe_opcode_t *addr)
 	/* Not armed: undo, leaving no trace of @p. */
 	list_del_rcu(&p->list);
 	kp_site_set_fast(s);
+	WRITE_ONCE(p->hit_gen, 0);
 undo_post:
 	if (p->post_handler) {
 		WRITE_ONCE(s->nr_post, s->nr_post - 1);
@@ -615,6 +701,7 @@ static int kp_register_locked(struct kprobe *p)
 	if (on_func_entry)
 		p->flags |= KPROBE_FLAG_ON_FUNC_ENTRY;
 	p->nmissed = 0;
+	p->hit_gen = 0;		/* not listed yet: kp_site_stamp() sets it */
 	p->nhit = alloc_percpu(unsigned long);
 	if (!p->nhit) {
 		ret = -ENOMEM;
@@ -1049,7 +1136,7 @@ static void kp_site_kill(struct kprobe_site *s)
 	s->armed = false;
 	list_for_each_entry(p, &s->probes, list)
 		p->flags |= KPROBE_FLAG_GONE;
-	kp_site_set_fast(s);
+	kp_site_publish(s);
 }
 
 void kprobe_kill_range(bool (*going)(unsigned long addr, void *arg),

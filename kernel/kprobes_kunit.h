@@ -102,6 +102,7 @@ static inline unsigned long kpk_point(int pt)
  *	may land (x86: an ENDBR).
  * kpk_arch_ret_flags(): the flags of @regs, as KPK_FLAG_BELOW and
  *	KPK_FLAG_EQUAL after an unsigned compare.
+ * kpk_arch_irqs_on(): whether @regs had interrupts on.
  */
 #define KPK_FLAG_BELOW	1UL
 #define KPK_FLAG_EQUAL	2UL
@@ -111,6 +112,7 @@ extern const int kpk_arch_mid_insn_err;
 extern const char * const kpk_arch_kretprobe_refused;
 unsigned long kpk_arch_entry_skip(void *fn);
 unsigned long kpk_arch_ret_flags(const struct pt_regs *regs);
+bool kpk_arch_irqs_on(const struct pt_regs *regs);
 
 /* Call @fn(@x) through a pointer the compiler cannot see through. */
 static inline long __nocfi kpk_call(kpk_fn_t *fn, long x)

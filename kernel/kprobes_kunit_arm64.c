@@ -134,6 +134,11 @@ unsigned long kpk_arch_ret_flags(const struct pt_regs *regs)
 	       (regs->pstate & PSR_Z_BIT ? KPK_FLAG_EQUAL : 0);
 }
 
+bool kpk_arch_irqs_on(const struct pt_regs *regs)
+{
+	return !(regs->pstate & PSR_I_BIT);
+}
+
 #ifdef CONFIG_OPTPROBES
 /*
  * Suite kprobes_opt_arm64: jump optimization on arm64.  The region is the

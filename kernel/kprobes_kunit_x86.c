@@ -321,6 +321,11 @@ unsigned long kpk_arch_ret_flags(const struct pt_regs *regs)
 	       (regs->flags & X86_EFLAGS_ZF ? KPK_FLAG_EQUAL : 0);
 }
 
+bool kpk_arch_irqs_on(const struct pt_regs *regs)
+{
+	return regs->flags & X86_EFLAGS_IF;
+}
+
 /* Expected result of each target, x86's own ones too. */
 long kpk_x86_model(kpk_fn_t *fn, long x)
 {

@@ -73,6 +73,10 @@ typedef int (*kretprobe_handler_t)(struct kretprobe_instance *,
  * @opcode: the first byte of the instruction the breakpoint replaced
  * @ainsn: the copy of the instruction (ainsn.insn is its slot or NULL)
  * @flags: KPROBE_FLAG_*; callers may set only KPROBE_FLAG_DISABLED
+ * @hit_gen: the generation of its site from which a hit that walks the
+ *	site's list runs this probe's handlers; 0 while none may run them
+ *	(disabled, gone, not yet listed).  The core's own, see
+ *	kprobe_site_pre().
  * @site: the probe site this probe is on, while registered
  * @nhit: per-CPU count of hits that ran this probe's handlers
  */
@@ -89,6 +93,7 @@ struct kprobe {
 	kprobe_opcode_t opcode;
 	struct arch_specific_insn ainsn;
 	u32 flags;
+	u32 hit_gen;
 	struct kprobe_site *site;
 	unsigned long __percpu *nhit;
 };
@@ -249,6 +254,7 @@ struct kprobe_blacklist_entry {
  *	when it is enabled, else NULL (kp_site_sync() keeps it)
  * @addr: the probed instruction
  * @nr_post: how many of the probes have a post_handler
+ * @gen: the newest of the probes' @hit_gen values, published after them
  * @armed: the breakpoint is in the text
  * @gone: the text went away (module unloaded, init text freed)
  * @ftrace: the address is an ftrace call site; ftrace calls us there
@@ -268,6 +274,7 @@ struct kprobe_site {
 	struct kprobe		*fast;
 	kprobe_opcode_t		*addr;
 	unsigned int		nr_post;
+	u32			gen;
 	bool			armed;
 	bool			gone;
 	bool			ftrace;
@@ -428,20 +435,33 @@ static __always_inline bool kprobe_site_pre_one(struct kprobe_site *s,
 	return true;
 }
 
-/* kprobe_site_post(), the one-probe case inlined; same callers as above. */
-static __always_inline void kprobe_site_post_fast(struct kprobe_site *s,
+/**
+ * kprobe_site_post_owed() - the post handlers a hit owes after its instruction
+ * @s: the site
+ * @p: the probe whose pre handler the hit ran alone (kprobe_site_fast()
+ *	at the hit, kprobe_pre_one_at()), or NULL when it ran kprobe_site_pre()
+ * @regs: the registers after the instruction
+ *
+ * Only the probes whose pre handler ran in the same hit: the site may have
+ * gained a probe, or had one enabled, since then.  Same callers as above.
+ */
+static __always_inline void kprobe_site_post_owed(struct kprobe_site *s,
+						  struct kprobe *p,
 						  struct pt_regs *regs)
 {
-	struct kprobe *p = kprobe_site_fast(s);
-
 	if (!p) {
 		kprobe_site_post(s, regs);
 		return;
 	}
-	if (!p->post_handler)
-		return;
 	__this_cpu_write(current_kprobe, p);
 	p->post_handler(p, regs, 0);
+}
+
+/* Does a hit that ran as for kprobe_site_post_owed() owe post handlers? */
+static __always_inline bool kprobe_site_owes_post(struct kprobe_site *s,
+						  struct kprobe *p)
+{
+	return p ? !!p->post_handler : kprobe_site_has_post(s);
 }
 
 #ifdef CONFIG_OPTPROBES

@@ -92,18 +92,23 @@ static nokprobe_inline void kp_simulate(struct kprobe_site *s,
 	kp_clear_btype(regs);
 }
 
-/* The probed instruction has been carried out: post handlers, then idle. */
+/*
+ * The probed instruction has been carried out: the post handlers of the
+ * probes whose pre handler ran (kcb->step.probe), then idle.
+ */
 static nokprobe_inline void kp_finish(struct kprobe_site *s,
 				      struct pt_regs *regs,
 				      struct kprobe_ctlblk *kcb, bool reenter)
 {
+	struct kprobe *p = kcb->step.probe;
+
 	if (reenter) {
 		kp_restore_prev(kcb);
 		return;
 	}
-	if (kprobe_site_has_post(s)) {
+	if (kprobe_site_owes_post(s, p)) {
 		kcb->kprobe_status = KPROBE_HIT_SSDONE;
-		kprobe_site_post_fast(s, regs);
+		kprobe_site_post_owed(s, p, regs);
 	}
 	__this_cpu_write(current_kprobe, NULL);
 }
@@ -167,6 +172,7 @@ static nokprobe_inline bool kp_leave_by_copy(struct kprobe_site *s,
 static void kp_hit_many(struct kprobe_site *s, struct pt_regs *regs,
 			struct kprobe_ctlblk *kcb)
 {
+	kcb->step.probe = NULL;		/* the post handlers: the list's */
 	if (kprobe_site_pre(s, regs)) {
 		/* A handler moved regs->pc: no instruction, no post handler. */
 		__this_cpu_write(current_kprobe, NULL);
@@ -187,8 +193,8 @@ NOKPROBE_SYMBOL(kp_hit_many);
  * meanwhile has not seen the pre either, and @p cannot go away before the
  * trap ends (unregistering waits for a grace period, which this CPU holds
  * off with interrupts masked).  A stepped instruction ends in
- * kp_a64_step_tail_done() (or kprobe_ss_brk_handler()), with the site's
- * post handlers.
+ * kp_a64_step_tail_done() (or kprobe_ss_brk_handler()), with @p's post
+ * handler alone, as kcb->step.probe says.
  */
 static nokprobe_inline void kp_hit_one(struct kprobe_site *s,
 				       struct kprobe *p, struct pt_regs *regs,
@@ -202,6 +208,7 @@ static nokprobe_inline void kp_hit_one(struct kprobe_site *s,
 	post = p->post_handler;
 	if (!s->arch.simulate) {
 		kcb->kprobe_status = KPROBE_HIT_SS;
+		kcb->step.probe = p;
 		kp_step(s, regs, kcb);
 		return;
 	}
@@ -368,8 +375,16 @@ NOKPROBE_SYMBOL(kp_a64_step_tail_done);
  * A fault while a copy runs out of line.  Make it look as if the original
  * instruction faulted at the probe address, with the DAIF bits it had, so
  * that the exception table fixup and oops reports see the real code, and
- * drop the probe: if the fixup resumes there, the probe simply fires
- * again.  Faults in handlers are not ours to handle.
+ * drop the probe: when the fault is resolved or fixed up and the code
+ * resumes there, the probe simply fires again.  Faults in handlers are not
+ * ours to handle.
+ *
+ * The abort's entry gave this CPU the DAIF bits of the copy, all masked;
+ * the rest of the fault is handled with the probed code's, as it would
+ * have been without the probe: a fault on a user page may sleep, and take
+ * the mm's locks, with interrupts on.  The probe's state is unwound first,
+ * so that an interrupt meanwhile finds this CPU idle (or back in the
+ * interrupted probe of a re-entered one, which masked everything itself).
  */
 int kprobe_fault_handler(struct pt_regs *regs, unsigned int fsr)
 {
@@ -391,6 +406,7 @@ int kprobe_fault_handler(struct pt_regs *regs, unsigned int fsr)
 		kcb->step.site = NULL;
 		__this_cpu_write(current_kprobe, NULL);
 	}
+	local_daif_inherit(regs);
 	return 0;
 }
 NOKPROBE_SYMBOL(kprobe_fault_handler);

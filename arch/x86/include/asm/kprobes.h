@@ -170,6 +170,8 @@ struct arch_kprobe_site {
 /* What an out-of-line run in progress needs to be finished or undone. */
 struct kprobe_step {
 	struct kprobe_site	*site;	/* whose copy is running, or NULL */
+	/* the probe the hit ran alone, or NULL: it ran the site's list */
+	struct kprobe		*probe;
 	unsigned long		flags;	/* regs->flags at the hit (for IF) */
 };
 

@@ -66,13 +66,16 @@ static nokprobe_inline void kp_finish(struct kprobe_site *s,
 				      struct pt_regs *regs,
 				      struct kprobe_ctlblk *kcb, bool reenter)
 {
+	struct kprobe *p = kcb->step.probe;
+
 	if (reenter) {
 		kp_restore_prev(kcb);
 		return;
 	}
-	if (kprobe_site_has_post(s)) {
+	/* Only the probes whose pre handler ran (kcb->step.probe). */
+	if (kprobe_site_owes_post(s, p)) {
 		kcb->kprobe_status = KPROBE_HIT_SSDONE;
-		kprobe_site_post_fast(s, regs);
+		kprobe_site_post_owed(s, p, regs);
 	}
 	__this_cpu_write(current_kprobe, NULL);
 }
@@ -163,6 +166,7 @@ static nokprobe_inline bool kp_leave_by_copy(struct kprobe_site *s,
 static void kp_hit_many(struct kprobe_site *s, struct pt_regs *regs,
 			struct kprobe_ctlblk *kcb)
 {
+	kcb->step.probe = NULL;		/* the post handlers: the list's */
 	if (kprobe_site_pre(s, regs)) {
 		/* A handler moved regs->ip: no instruction, no post handler. */
 		__this_cpu_write(current_kprobe, NULL);
@@ -180,8 +184,9 @@ NOKPROBE_SYMBOL(kp_hit_many);
  * looking at the site again: a probe registered meanwhile has not seen the
  * pre either, and @p cannot go away before the trap ends (unregistering
  * waits for a grace period, which this CPU holds off with interrupts off).
- * A stepped instruction ends in kp_copy_returned(), with the site's post
- * handlers.
+ * An instruction finished by kp_finish() (stepped, or emulated without a
+ * post handler) gets @p's post handler alone there, as kcb->step.probe
+ * says.
  */
 static nokprobe_inline void kp_hit_one(struct kprobe_site *s,
 				       struct kprobe *p, struct pt_regs *regs,
@@ -194,13 +199,16 @@ static nokprobe_inline void kp_hit_one(struct kprobe_site *s,
 		goto idle;	/* regs->ip moved: no instruction, no post */
 	post = p->post_handler;
 	if (!post) {
-		if (!kp_leave_by_copy(s, regs))
+		if (!kp_leave_by_copy(s, regs)) {
+			kcb->step.probe = p;
 			kp_execute(s, regs, kcb, false);
+		}
 		return;
 	}
 	kcb->kprobe_status = KPROBE_HIT_SS;
 	emulate = s->arch.emulate;
 	if (unlikely(!emulate || !emulate(s, regs))) {
+		kcb->step.probe = p;
 		kp_step(s, regs, kcb);
 		return;
 	}
