@@ -54,6 +54,11 @@ struct uprobe_consumer {
 	bool (*filter)(struct uprobe_consumer *self, struct mm_struct *mm);
 
 	struct list_head cons_node;	/* on the site's consumer list */
+	/*
+	 * Set by each registration, increasing (uprobe_consumer_add()): a
+	 * return runs only the ret_handlers of consumers its entry saw.
+	 */
+	u64 id;
 };
 
 /*
@@ -110,6 +115,9 @@ struct return_instance {
 	unsigned long		func;		/* probe address */
 	unsigned long		stack;		/* sp at the hijack */
 	unsigned long		orig_ret_vaddr;	/* the real return address */
+	/* The newest consumer the entry's walk met: later ones not called */
+	u64			cons_id;
+	bool			ask;		/* the entry asked the filters */
 	bool			chained;	/* same frame as the next one */
 	struct return_instance	*next;
 };

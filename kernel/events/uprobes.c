@@ -1081,6 +1081,24 @@ static void disarm_or_keep(struct uprobe_site *s)
 	}
 }
 
+/*
+ * Consumers are numbered as they are added, and each site's list is
+ * newest first: the hit whose walk meets consumers up to number N has
+ * met every consumer numbered N or less that is still on the list at its
+ * return (one taken off and added again gets a new number).  So a return
+ * instance keeps N, and its return runs no consumer added since its entry.
+ */
+static atomic64_t uprobe_consumer_ids = ATOMIC64_INIT(0);
+
+/* reg_lock held. */
+void uprobe_consumer_add(struct uprobe_site *s, struct uprobe_consumer *uc)
+{
+	lockdep_assert_held(&s->reg_lock);
+	uc->id = atomic64_inc_return(&uprobe_consumer_ids);
+	/* Published after its number (rcu_assign_pointer()). */
+	list_add_rcu(&uc->cons_node, &s->consumers);
+}
+
 bool uprobe_is_consumer(struct uprobe_site *s, struct uprobe_consumer *uc)
 {
 	struct uprobe_consumer *c;
@@ -1143,7 +1161,7 @@ struct uprobe *uprobe_register(struct inode *inode, loff_t offset,
 		return ERR_CAST(s);
 
 	mutex_lock(&s->reg_lock);
-	list_add_rcu(&uc->cons_node, &s->consumers);
+	uprobe_consumer_add(s, uc);
 	ret = apply_site(s, uc, true);
 	if (ret) {
 		list_del_rcu(&uc->cons_node);
@@ -1632,7 +1650,7 @@ struct uprobe_site *uprobe_site_lookup(unsigned long bp_vaddr,
 
 /* Make @s's next return instance: hijack the return address. */
 static void prepare_uretprobe(struct uprobe_site *s, struct pt_regs *regs,
-			      unsigned long bp_vaddr)
+			      unsigned long bp_vaddr, u64 seen, bool ask)
 {
 	struct uprobe_task *utask = current->utask;
 	struct return_instance *ri;
@@ -1690,6 +1708,8 @@ static void prepare_uretprobe(struct uprobe_site *s, struct pt_regs *regs,
 	ri->func = bp_vaddr;
 	ri->stack = user_stack_pointer(regs);
 	ri->orig_ret_vaddr = orig;
+	ri->cons_id = seen;
+	ri->ask = ask;
 	ri->chained = chained;
 	ri->next = utask->return_instances;
 	utask->return_instances = ri;
@@ -1706,6 +1726,7 @@ void uprobe_handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 	bool ask = READ_ONCE(s->filters_changed);
 	struct uprobe_consumer *uc;
 	bool remove = true, need_ret = false;
+	u64 seen = 0;
 
 	this_cpu_inc(*s->hits);
 	/* No step is in progress: bp_vaddr tells consumers where the hit is. */
@@ -1717,6 +1738,8 @@ void uprobe_handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 				 srcu_read_lock_held(&uprobes_srcu)) {
 		int rc = 0;
 
+		/* The return calls none added after the walk began. */
+		seen = max(seen, uc->id);
 		/* Refused since the site was armed here: as if it left. */
 		if (unlikely(ask) && !uprobe_consumer_wants(uc, current->mm))
 			continue;
@@ -1735,7 +1758,7 @@ void uprobe_handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 
 	/* Only when the function is entered as it was probed. */
 	if (need_ret && instruction_pointer(regs) == bp_vaddr)
-		prepare_uretprobe(s, regs, bp_vaddr);
+		prepare_uretprobe(s, regs, bp_vaddr, seen, ask);
 
 	/*
 	 * Every consumer asked to leave this process or is refused by its
@@ -1776,10 +1799,12 @@ static void ret_handler_chain(struct return_instance *ri, struct pt_regs *regs)
 
 	utask->in_handler = true;
 	idx = uprobe_read_lock();
-	ask = READ_ONCE(ri->site->filters_changed);
+	/* A consumer the entry's filters refused is asked again. */
+	ask = ri->ask || READ_ONCE(ri->site->filters_changed);
 	list_for_each_entry_srcu(uc, &ri->site->consumers, cons_node,
 				 srcu_read_lock_held(&uprobes_srcu))
-		if (uc->ret_handler &&
+		/* Not one whose handler could not run for this entry. */
+		if (uc->ret_handler && uc->id <= ri->cons_id &&
 		    (likely(!ask) || uprobe_consumer_wants(uc, current->mm)))
 			uc->ret_handler(uc, ri->func, regs);
 	uprobe_read_unlock(idx);

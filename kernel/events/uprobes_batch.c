@@ -323,7 +323,7 @@ static void add_consumers(struct batch_entry *e, unsigned int n)
 
 	for (i = 0; i < n; i++) {
 		mutex_lock(&e[i].s->reg_lock);
-		list_add_rcu(&e[i].uc->cons_node, &e[i].s->consumers);
+		uprobe_consumer_add(e[i].s, e[i].uc);
 		mutex_unlock(&e[i].s->reg_lock);
 	}
 }

@@ -200,6 +200,7 @@ struct uprobe_site *uprobe_site_find(struct inode *inode, loff_t offset);
 void uprobe_site_put(struct uprobe_site *s);
 bool uprobe_site_wanted(struct uprobe_site *s, struct mm_struct *mm);
 bool uprobe_is_consumer(struct uprobe_site *s, struct uprobe_consumer *uc);
+void uprobe_consumer_add(struct uprobe_site *s, struct uprobe_consumer *uc);
 struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
 				      pgoff_t last, int *nr,
 				      struct mm_struct **few);

@@ -27,9 +27,10 @@
  * the threads' contexts are swapped between them, stock or ours.)  Two
  * perf events on one trace event of uprobe_events, ours and a child's:
  * once ours is closed, our next call counts nowhere and takes the
- * breakpoint out of our text, and the child's calls still count.  Last,
- * the uretprobe system call made from anywhere but the trampoline is
- * SIGILL.
+ * breakpoint out of our text, and the child's calls still count.  A
+ * return probe opened while a call waits inside the function does not
+ * count that call's return (it never saw the call enter).  Last, the
+ * uretprobe system call made from anywhere but the trampoline is SIGILL.
  *
  * One TAP line per check; exits 1 when one failed.  Built static.
  */
@@ -363,6 +364,91 @@ static void closed_while_hit_case(int type, int ret_bit, int rounds)
 	close(map_fd);
 }
 
+/* ---- a return probe that comes while the function runs ---- */
+
+static int kp_inside[2], kp_go[2];
+
+/* Says it is inside, and returns only when told to. */
+__attribute__((noinline)) long target_wait(long x)
+{
+	char c = 0;
+
+	if (write(kp_inside[1], &c, 1) != 1 || read(kp_go[0], &c, 1) != 1)
+		return -1;
+	return x + 1;
+}
+
+struct kp_late {
+	int type, ret_bit, fd;
+	unsigned long off;
+	pid_t caller;
+};
+
+/* Once the caller is inside target_wait(): a return probe on it, then go. */
+static void *thread_late(void *arg)
+{
+	struct kp_late *l = arg;
+	char c;
+
+	if (read(kp_inside[0], &c, 1) == 1) {
+		l->fd = open_uprobe_at(l->type, l->ret_bit, exe, l->off, 1,
+				       l->caller);
+		if (l->fd >= 0)
+			ioctl(l->fd, PERF_EVENT_IOC_ENABLE, 0);
+	}
+	c = 0;
+	if (write(kp_go[1], &c, 1) != 1)
+		l->fd = -1;
+	return NULL;
+}
+
+/*
+ * A return probe opened while a call is inside the function does not see
+ * that call return: it was not there when the call entered.  One opened
+ * before the call does, and both see the next call.
+ */
+static void late_return_case(int type, int ret_bit)
+{
+	struct kp_late l = { type, ret_bit, -1,
+			     self_file_offset((void *)target_wait), getpid() };
+	uint64_t e1, l1;
+	pthread_t th;
+	char c = 0;
+	int early;
+	long r;
+
+	if (pipe(kp_inside) || pipe(kp_go))
+		return;
+	early = open_uprobe_at(type, ret_bit, exe, l.off, 1, 0);
+	result(early >= 0 && l.off, "late return probe: the first return probe opens");
+	if (early < 0)
+		return;
+	ioctl(early, PERF_EVENT_IOC_ENABLE, 0);
+	if (pthread_create(&th, NULL, thread_late, &l))
+		return;
+	r = target_wait(41);
+	pthread_join(th, NULL);
+	result(r == 42 && l.fd >= 0, "late return probe: opened while the call waited inside (returned %ld)",
+	       r);
+	if (l.fd < 0)
+		return;
+	e1 = count_of(early);
+	l1 = count_of(l.fd);
+	result(e1 == 1 && l1 == 0, "late return probe: that call's return counted by the first probe only (%lld, %lld)",
+	       (long long)e1, (long long)l1);
+	/* The next call goes straight through: inside and go are written. */
+	if (write(kp_go[1], &c, 1) != 1)
+		return;
+	r = target_wait(1);
+	if (read(kp_inside[0], &c, 1) != 1)
+		r = -1;
+	result(r == 2 && count_of(early) == 2 && count_of(l.fd) == 1,
+	       "late return probe: the next call counted by both (%lld, %lld)",
+	       (long long)count_of(early), (long long)count_of(l.fd));
+	close(l.fd);
+	close(early);
+}
+
 /*
  * One trace event of uprobe_events, two perf events on it: one counting in
  * this process, one in a child.  Closing ours takes this process out of
@@ -549,6 +635,7 @@ int main(int argc, char **argv)
 	}
 	closed_while_hit_case(type, ret_bit, 20);
 	filtered_out_case(n);
+	late_return_case(type, ret_bit);
 
 	uretprobe_syscall_case();
 	return failures ? 1 : 0;
