@@ -43,7 +43,10 @@ arm64)
 	kp_deb_arch=arm64
 	kp_console=ttyAMA0
 	kp_qemu=(qemu-system-aarch64 -machine virt -cpu cortex-a57)
-	kp_arch_deps=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm)
+	# ipxe-qemu: the virt machine's default NIC wants its option ROM
+	# (qemu-system-x86 depends on it, qemu-system-arm only recommends it).
+	kp_arch_deps=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
+		      ipxe-qemu)
 	# The architecture-neutral fragments, then the arm64 guest and the
 	# options it does not have (a later fragment's word wins).
 	kp_config_frags=("$top"/tools/harness/config/{kprobes,test,uprobes,users}.config
@@ -62,7 +65,8 @@ riscv|riscv64)
 	kp_qemu=(qemu-system-riscv64 -machine virt -bios default)
 	# Debian 12 has no riscv64 binary packages: the guest's busybox and
 	# bash are cross built from Debian's source packages (guest-src.sh).
-	kp_arch_deps=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-system-misc)
+	kp_arch_deps=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-system-misc
+		      ipxe-qemu)
 	kp_config_frags=("$top"/tools/harness/config/{kprobes,test,uprobes,users}.config
 			 "$top"/tools/harness/config/riscv/*.config)
 	kp_config_ours=("$top"/tools/harness/config/riscv/ours/*.config)
