@@ -23,6 +23,19 @@ static inline struct kprobe *kprobe_site_arch_probe(struct kprobe_site *s)
 {
 	return &s->arch.kp;
 }
+
+/* Hold the CPUs and the text lock around the architecture's text writes. */
+void kp_pp_text_lock(void);
+void kp_pp_text_unlock(void);
+
+#ifdef CONFIG_OPTPROBES
+/* The site's detour buffer, when the architecture can give it one. */
+void kp_pp_opt_prepare(struct kprobe_site *s);
+void kp_pp_opt_release(struct kprobe_site *s);
+#else
+static inline void kp_pp_opt_prepare(struct kprobe_site *s) { }
+static inline void kp_pp_opt_release(struct kprobe_site *s) { }
+#endif
 #else
 static inline struct kprobe *kprobe_site_arch_probe(struct kprobe_site *s)
 {

@@ -60,13 +60,13 @@ NOKPROBE_SYMBOL(kprobes_inc_nmissed_count);
  * as upstream's core does, hold the CPUs still and the text lock around
  * everything it writes (the slot at prepare, the breakpoint when arming).
  */
-static void kp_pp_text_lock(void)
+void kp_pp_text_lock(void)
 {
 	cpus_read_lock();
 	mutex_lock(&text_mutex);
 }
 
-static void kp_pp_text_unlock(void)
+void kp_pp_text_unlock(void)
 {
 	mutex_unlock(&text_mutex);
 	cpus_read_unlock();
@@ -91,12 +91,15 @@ int arch_prepare_kprobe_site(struct kprobe_site *s)
 
 	kp_pp_text_lock();
 	ret = arch_prepare_kprobe(kp);
+	if (!ret)
+		kp_pp_opt_prepare(s);
 	kp_pp_text_unlock();
 	return ret;
 }
 
 void arch_release_kprobe_site(struct kprobe_site *s)
 {
+	kp_pp_opt_release(s);
 	arch_remove_kprobe(&s->arch.kp);
 }
 

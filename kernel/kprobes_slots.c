@@ -34,6 +34,7 @@ struct kp_slot_cache {
 
 struct kp_slot_page {
 	struct list_head	list;		/* kp_slot_cache.pages */
+	struct kp_slot_cache	*cache;
 	void			*base;		/* byte addressed: slot sizes are in bytes */
 	unsigned int		nr_used;
 	DECLARE_BITMAP(used, KP_SLOTS_PER_PAGE);
@@ -90,11 +91,40 @@ void __weak arch_kprobe_fill_slot_page(void *page)
  * An architecture served per probe writes its slots its own way: some
  * with their text patching (the page may be read-only), 32-bit arm with
  * plain stores.  Its alloc_insn_page(), or the default of
- * kprobes_per_probe.c, decides how the page is mapped.
+ * kprobes_per_probe.c, decides how the page is mapped; detour buffers may
+ * have pages of their own (powerpc's is in its kernel text, one page that
+ * is never freed).
  */
-static void *kp_slot_page_alloc(void)
+#ifdef CONFIG_OPTPROBES
+void *__weak alloc_optinsn_page(void)
 {
 	return alloc_insn_page();
+}
+
+void __weak free_optinsn_page(void *page)
+{
+	execmem_free(page);
+}
+#endif
+
+static void *kp_slot_page_alloc(struct kp_slot_cache *c)
+{
+#ifdef CONFIG_OPTPROBES
+	if (c == &kp_optinsn_slots)
+		return alloc_optinsn_page();
+#endif
+	return alloc_insn_page();
+}
+
+static void kp_slot_page_release(struct kp_slot_cache *c, void *page)
+{
+#ifdef CONFIG_OPTPROBES
+	if (c == &kp_optinsn_slots) {
+		free_optinsn_page(page);
+		return;
+	}
+#endif
+	execmem_free(page);
 }
 #else
 /*
@@ -107,7 +137,7 @@ void *__weak arch_kprobe_alloc_slot_page(void)
 	return execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE);
 }
 
-static void *kp_slot_page_alloc(void)
+static void *kp_slot_page_alloc(struct kp_slot_cache *c)
 {
 	void *page = arch_kprobe_alloc_slot_page();
 
@@ -117,6 +147,11 @@ static void *kp_slot_page_alloc(void)
 	}
 	return page;
 }
+
+static void kp_slot_page_release(struct kp_slot_cache *c, void *page)
+{
+	execmem_free(page);
+}
 #endif
 
 static struct kp_slot_page *kp_slot_page_new(struct kp_slot_cache *c)
@@ -125,7 +160,8 @@ static struct kp_slot_page *kp_slot_page_new(struct kp_slot_cache *c)
 
 	if (!pg)
 		return NULL;
-	pg->base = kp_slot_page_alloc();
+	pg->cache = c;
+	pg->base = kp_slot_page_alloc(c);
 	if (!pg->base) {
 		kfree(pg);
 		return NULL;
@@ -139,7 +175,7 @@ static void kp_slot_page_free(struct work_struct *work)
 	struct kp_slot_page *pg = container_of(to_rcu_work(work),
 					       struct kp_slot_page, free_work);
 
-	execmem_free(pg->base);
+	kp_slot_page_release(pg->cache, pg->base);
 	kfree(pg);
 }
 

@@ -110,9 +110,56 @@ struct kprobe {
  * kprobe at a time (kernel/kprobes_per_probe.c): each site hands the
  * architecture a kprobe of its own that stands for all the site's probes.
  */
+#ifdef CONFIG_OPTPROBES
+/*
+ * A probe site's kprobe on an architecture with jump optimization of its
+ * own (powerpc, 32-bit arm): its optimized_kprobe, whose @kp is the
+ * site's kprobe.  @list links it in the lists the architecture's
+ * arch_optimize_kprobes() and arch_unoptimize_kprobes() are handed, and
+ * @optinsn is its detour buffer (kernel/kprobes_per_probe_opt.c).
+ */
+struct optimized_kprobe {
+	struct kprobe kp;
+	struct list_head list;
+	struct arch_optimized_insn optinsn;
+};
+
+struct arch_kprobe_site {
+	union {
+		struct kprobe kp;
+		struct optimized_kprobe op;
+	};
+};
+
+/* The region a jump replaces, for the generic optimizer. */
+#define KPROBE_OPT_MAX_LEN	MAX_OPTIMIZED_LENGTH
+/*
+ * A detour buffer: the architecture's template, which only its linker
+ * symbols measure (powerpc's, the longest, is about 130 instructions).
+ */
+#define KPROBE_OPTINSN_SLOT_SIZE	1024
+
+int arch_prepare_optimized_kprobe(struct optimized_kprobe *op,
+				  struct kprobe *orig);
+int arch_prepared_optinsn(struct arch_optimized_insn *optinsn);
+int arch_check_optimized_kprobe(struct optimized_kprobe *op);
+void arch_optimize_kprobes(struct list_head *oplist);
+void arch_unoptimize_kprobe(struct optimized_kprobe *op);
+void arch_unoptimize_kprobes(struct list_head *oplist,
+			     struct list_head *done_list);
+int arch_within_optimized_kprobe(struct optimized_kprobe *op,
+				 kprobe_opcode_t *addr);
+void arch_remove_optimized_kprobe(struct optimized_kprobe *op);
+/* What a detour buffer's callback calls: the site's pre handlers. */
+void opt_pre_handler(struct kprobe *p, struct pt_regs *regs);
+/* Pages for detour buffers: alloc_insn_page()'s, unless the arch has its own. */
+void *alloc_optinsn_page(void);
+void free_optinsn_page(void *page);
+#else
 struct arch_kprobe_site {
 	struct kprobe kp;
 };
+#endif
 
 int arch_prepare_kprobe(struct kprobe *p);
 void arch_arm_kprobe(struct kprobe *p);
