@@ -1,11 +1,13 @@
-# Our kprobes subsystem for Linux 6.12 (x86_64): build, boot and test.
+# Our kprobes, uprobes and watchpoint probes for Linux 6.12: build, boot in
+# QEMU (TCG) and test, on x86_64 by default or on ARCH (below).
 #
 #   make run        build our kernel and boot it in QEMU with a short demo
 #   make run INTERACTIVE=1   ... with a shell in the guest instead
-#   make test       build, boot once, run every test, print "N passed, N failed, N skipped"
+#   make test       build, boot once, run every test: "N passed, N failed, N skipped"
 #   make stock      build the pristine upstream kernel with the same config
 #   make test-stock run the same guest tests on the stock kernel
-#   make compare    boot both, upstream's ftrace kprobe selftests stock vs ours side by side
+#   make compare    boot both: upstream's ftrace kprobe and uprobe selftests
+#                   on stock and on ours, side by side
 #   make patches    the work as a git format-patch series against upstream
 #   make check-patches  apply the series to a pristine tree, build and checkpatch each patch
 #   make bench      probe hit and registration cost, ours against stock (build/bench)
@@ -16,18 +18,18 @@
 #                   optprobes, kretprobes off; PREEMPT_NONE/VOLUNTARY; and
 #                   arm64, riscv64, ppc64el, s390x, armhf cross built with
 #                   kprobes, kretprobes, uprobes and their trace events on
+#   make deps       install the Debian packages the targets need (the others
+#                   do it first)
 #   make clean / distclean
 #
+# ARCH: x86_64 (default); arm64 (our own arm64 code, cross built, QEMU virt);
+# riscv (upstream's riscv code on our core, OpenSBI, the guest's busybox and
+# bash cross built from Debian's sources).  Each has its trees in
+# build/ARCH/ours and build/ARCH/stock, make bench's in build/ARCH/bench, and
+# the same targets (test, stock, test-stock, compare, stress, bench).
 # EXTRA=<dir>: build the out-of-tree modules in <dir> against the kernel, put
 # them and <dir>/run.sh in the guest (at /extra) and run run.sh after boot.
-# B=<dir>: build directory for our tree (default build/ours).
-# ARCH=arm64: cross build and boot another architecture (tools/harness/
-# arch.sh) with the same targets (test, stock, test-stock, compare, stress,
-# bench); its trees are build/arm64/ours and build/arm64/stock, make bench's
-# build/arm64/bench.
-# ARCH=riscv: the same for riscv64 (QEMU virt, OpenSBI), build/riscv/ours;
-# return probes there run on rethook (kernel/kretprobes_rethook.c), and the
-# guest's busybox and bash are cross built from Debian's sources.
+# B=<dir>: build directory for our tree (default build/ours, build/ARCH/ours).
 
 ARCH ?= x86_64
 export ARCH
