@@ -28,6 +28,9 @@
 # ARCH=riscv: the same for riscv64 (QEMU virt, OpenSBI), build/riscv/ours;
 # return probes there run on rethook (kernel/kretprobes_rethook.c), and the
 # guest's busybox and bash are cross built from Debian's sources.
+# ARCH=ppc64el: the same for 64-bit little-endian powerpc (QEMU pseries,
+# POWER9, QEMU's own firmware), build/ppc64el/ours; kprobes run on
+# upstream's powerpc code, return probes on rethook.
 
 ARCH ?= x86_64
 export ARCH
