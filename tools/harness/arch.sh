@@ -75,8 +75,9 @@ riscv|riscv64)
 	;;
 ppc64el|ppc64le)
 	kp_arch=ppc64el
-	# The ELF itself: QEMU's pseries loads it with its own small
-	# firmware (x-vof, no SLOF), which boots in seconds under TCG.
+	# The ELF itself, loaded by QEMU's pseries firmware (SLOF).  Not
+	# QEMU's smaller x-vof firmware, faster to boot: it leaves the NVRAM
+	# unformatted, and the kernel warns about a 0-length partition.
 	kp_image=vmlinux
 	kp_ucc=powerpc64le-linux-gnu-gcc
 	kp_deb_arch=ppc64el
@@ -86,7 +87,7 @@ ppc64el|ppc64le)
 	# absent rather than have QEMU refuse to start; no VGA (its BIOS is
 	# not in qemu-system-ppc).
 	kp_qemu=(qemu-system-ppc64 -cpu power9 -vga none
-		 -machine pseries,x-vof=on,cap-cfpc=broken,cap-sbbc=broken,cap-ibs=broken,cap-ccf-assist=off)
+		 -machine pseries,cap-cfpc=broken,cap-sbbc=broken,cap-ibs=broken,cap-ccf-assist=off)
 	kp_arch_deps=(gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross qemu-system-ppc)
 	kp_config_frags=("$top"/tools/harness/config/{kprobes,test,uprobes,users}.config
 			 "$top"/tools/harness/config/ppc64el/*.config)
