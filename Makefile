@@ -24,7 +24,9 @@
 #
 # ARCH: x86_64 (default); arm64 (our own arm64 code, cross built, QEMU virt);
 # riscv (upstream's riscv code on our core, OpenSBI, the guest's busybox and
-# bash cross built from Debian's sources).  Each has its trees in
+# bash cross built from Debian's sources); ppc64el (upstream's powerpc code,
+# QEMU pseries, POWER9, SLOF; not yet passing, see
+# tools/testing/kprobes/README.md).  Each has its trees in
 # build/ARCH/ours and build/ARCH/stock, make bench's in build/ARCH/bench, and
 # the same targets (test, stock, test-stock, compare, stress, bench).
 # EXTRA=<dir>: build the out-of-tree modules in <dir> against the kernel, put

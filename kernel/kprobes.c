@@ -206,8 +206,11 @@ NOKPROBE_SYMBOL(kprobe_busy_end);
 /**
  * kprobe_lookup_name() - the address of a symbol
  * @name: "symbol" or "module:symbol"
- * @offset: unused here; an architecture whose symbols need more than
- *	kallsyms (powerpc's function descriptors) has its own
+ * @offset: the offset the probe asks for from the symbol, unused here.  An
+ *	architecture whose symbols need more than kallsyms has its own
+ *	(powerpc: function descriptors, and with offset 0 the function's
+ *	local entry or its ftrace call site); the offset is never folded
+ *	into the address returned
  *
  * Return: the address, or NULL.
  */
@@ -247,7 +250,7 @@ kprobe_opcode_t *kprobe_resolve(kprobe_opcode_t *addr, const char *sym,
 	if (!!addr == !!sym)
 		return ERR_PTR(-EINVAL);
 	if (sym) {
-		addr = kprobe_lookup_name(sym, 0);
+		addr = kprobe_lookup_name(sym, offset);
 		if (!addr)
 			return ERR_PTR(-ENOENT);
 	}

@@ -4,7 +4,8 @@
  *
  *   kprobe_bpf [-n CALLS] [SYMBOL]     (defaults: 50, getppid's system call
  *                                      entry, __x64_sys_getppid on x86_64,
- *                                      __arm64_sys_getppid on arm64)
+ *                                      __arm64_sys_getppid on arm64,
+ *                                      sys_getppid on ppc64el)
  *
  * SYMBOL must be what this program's getppid() system call runs.  The
  * program loads a BPF_PROG_TYPE_KPROBE program written here instruction by
@@ -61,10 +62,31 @@
 #if defined(__aarch64__)
 #define SYS_GETPPID	"__arm64_sys_getppid"
 #define KP_ON_FTRACE	0
+#elif defined(__powerpc64__)
+#define SYS_GETPPID	"sys_getppid"
+#define KP_ON_FTRACE	1
 #else
 #define SYS_GETPPID	"__x64_sys_getppid"
 #define KP_ON_FTRACE	1
 #endif
+
+/*
+ * Where a probe on a function's entry lands, from its symbol's address: on
+ * it, or x86_64 just past an endbr64 (4); powerpc64 on the function's
+ * local entry or its ftrace call site, within its first 16 bytes
+ * (upstream's powerpc kprobe_lookup_name()).  bpf_get_func_ip() gives the
+ * symbol on x86_64 (bpf_trace.c's get_entry_ip() steps back over the
+ * endbr64) but the probe's own address everywhere else, which on powerpc64
+ * is not the symbol's.
+ */
+static int at_entry(unsigned long long a, unsigned long long addr)
+{
+#if defined(__powerpc64__)
+	return a >= addr && a <= addr + 16;
+#else
+	return a == addr || a == addr + 4;
+#endif
+}
 
 /* ---- instructions ---- */
 
@@ -184,7 +206,8 @@ static int read_num(const char *path, const char *fmt, int *v)
 
 /*
  * The kprobes list line of the probe of type T at ADDR, the entry of a
- * function (or just past its endbr64), copied to BUF; 1 when there is one,
+ * function (or where at_entry() says a probe there may land), copied to
+ * BUF; 1 when there is one,
  * 0 when not, -1 without a list.  By address: the list names the probe
  * with a symbol of its own choice, and system call stubs have aliases
  * (__x64_sys_getppid is __do_sys_getppid).
@@ -200,7 +223,7 @@ static int list_line(unsigned long long addr, char t, char *buf, size_t len)
 		return -1;
 	while (!n && fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%llx %7s", &a, type) == 2 && type[0] == t &&
-		    (a == addr || a == addr + 4)) {
+		    at_entry(a, addr)) {
 			line[strcspn(line, "\n")] = '\0';
 			snprintf(buf, len, "%s", line);
 			n = 1;
@@ -254,6 +277,7 @@ static void run_round(const struct round *r, int pmu, int retbit,
 	unsigned long long cfg = 0;
 	int map_fd, prog_fd, ev_fd, i, fails = 0;
 	long ppid = getppid(), got, bad_got = 0, bad_err = 0;
+	unsigned long long probe_at = 0;	/* from the kprobes list */
 	char line[512];
 	struct seen s;
 
@@ -283,6 +307,8 @@ static void run_round(const struct round *r, int pmu, int retbit,
 	ioctl(ev_fd, PERF_EVENT_IOC_ENABLE, 0);
 
 	i = list_line(addr, r->type, line, sizeof(line));
+	if (i == 1)
+		sscanf(line, "%llx", &probe_at);
 	if (i < 0) {
 		printf("# no %s to look at\n", KP_LIST);
 	} else {
@@ -312,9 +338,15 @@ static void run_round(const struct round *r, int pmu, int retbit,
 	s = read_map(map_fd);
 	result(s.count == (uint64_t)n, "%s: the program ran %llu times for %d calls",
 	       r->what, (unsigned long long)s.count, n);
+#if defined(__powerpc64__)
+	result(s.func_ip == probe_at,
+	       "%s: bpf_get_func_ip() gave %#llx, the probe is at %#llx (%s at %#llx in /proc/kallsyms)",
+	       r->what, (unsigned long long)s.func_ip, probe_at, sym, addr);
+#else
 	result(s.func_ip == addr,
 	       "%s: bpf_get_func_ip() gave %#llx, %s is at %#llx in /proc/kallsyms",
 	       r->what, (unsigned long long)s.func_ip, sym, addr);
+#endif
 	if (r->type == 'r')
 		result(s.ax == (uint64_t)ppid,
 		       "%s: regs->ax at the return is %lld, getppid() returns %ld",

@@ -32,8 +32,13 @@ if check "insmod kp_probe.ko sym=kernel_clone" probe_load sym=kernel_clone; then
 	off=$(echo "$line" | awk '{ print $3 }')
 	off=${off#kernel_clone+}
 	offv=
-	case "$off" in
-	0x0|0x4) offv=$((off)); ok "kprobe sits at the function entry ($off, 0x4 after an endbr64)" ;;
+	# powerpc (ELFv2) puts a probe on a function's entry at its local
+	# entry or its ftrace call site, within its first 16 bytes
+	# (upstream's kprobe_lookup_name(), stock alike).
+	case "$(uname -m):$off" in
+	*:0x0|*:0x4) offv=$((off)); ok "kprobe sits at the function entry ($off, 0x4 after an endbr64)" ;;
+	ppc64le:0x8|ppc64le:0xc|ppc64le:0x10)
+		offv=$((off)); ok "kprobe sits at the function entry ($off: powerpc's local entry or ftrace call site)" ;;
 	*) notok "kprobe sits at the function entry (got offset '$off')" ;;
 	esac
 	addr=$(echo "$line" | awk '{ print $1 }')

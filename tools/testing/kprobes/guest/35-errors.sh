@@ -12,7 +12,8 @@
 #                                             arm64 refuses an address that
 #                                             is not a multiple of 4;
 #                                             riscv64: EILSEQ, upstream's
-#                                             riscv decodes from the entry
+#                                             riscv decodes from the entry;
+#                                             ppc64le: EINVAL, as arm64
 #   kretprobe away from the function entry -> EINVAL (-22)
 #   freed init text (kernel_init_freeable) -> EINVAL; make test boots x86
 #                                             with pti=on, which unmaps it,
@@ -29,7 +30,9 @@
 # offset 6 is a nop in the middle of the function and offset 15 is inside
 # the movabs, with IBT or without.  arm64: bti c, 4 x nop, ...; offset 8 is
 # a nop and offset 10 is inside it.  riscv64: 4 x nop (4 bytes each), ...;
-# the same two offsets.
+# the same two offsets.  ppc64le: 6 x nop, ...; offset 20 is a nop (powerpc
+# takes the first 16 bytes for the function's entry, where a kretprobe may
+# go) and offset 22 is inside it.
 # kernel_clone+1: on x86 assumes kernel_clone starts with a multi-byte
 # instruction, which holds for our config (X86_KERNEL_IBT=y: endbr64; with
 # FUNCTION_TRACER it would be the 5-byte __fentry__ call); on arm64 it is
@@ -52,8 +55,13 @@ riscv64)
 	NOP=8
 	INSIDE=10
 	;;
+ppc64le)
+	EILSEQ=-22
+	NOP=20
+	INSIDE=22
+	;;
 *)
-	x86_only "no instruction boundaries known here (kp_target.ko is x86, arm64 and riscv64 assembly)"
+	x86_only "no instruction boundaries known here (kp_target.ko is x86, arm64, riscv64 and ppc64le assembly)"
 	;;
 esac
 
@@ -121,8 +129,9 @@ if check "insmod kp_target.ko" load kp_target; then
 	if check "kprobe on kp_target_asm+$NOP (a nop) registers" probe_load sym=kp_target:kp_target_asm offset=$NOP; then
 		line=$(list_sym kp_target_asm k)
 		diag "list: $line"
-		check "list shows kp_target_asm+0x$NOP" \
-			test "$(echo "$line" | awk '{ print $3 }')" = kp_target_asm+0x$NOP || show_list
+		hex=$(printf 0x%x "$NOP")	# the list's offset is hex
+		check "list shows kp_target_asm+$hex" \
+			test "$(echo "$line" | awk '{ print $3 }')" = "kp_target_asm+$hex" || show_list
 		check "a breakpoint probe (not an ftrace site) is not [FTRACE]" \
 			test -z "$(echo "$line" | grep -F '[FTRACE]')"
 		d=$(delta_calls hits 3)

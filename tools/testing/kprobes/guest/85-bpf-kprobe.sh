@@ -17,6 +17,7 @@ need "$prog"
 case $(uname -m) in
 aarch64) sym=__arm64_sys_getppid ;;
 riscv64) sym=__riscv_sys_getppid ;;
+ppc64le) sym=sys_getppid ;;
 *)	sym=__x64_sys_getppid ;;
 esac
 "$prog" -n 50 "$sym"

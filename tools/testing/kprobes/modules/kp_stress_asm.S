@@ -30,8 +30,19 @@
  *   +12 beqz, never taken (simulated)   +16 c.add   +18 c.j (simulated)
  *   +20 c.li a0, 0 (skipped)   +22 c.add   +24 c.ldsp   +26 c.addi16sp
  *   +28 c.jr ra (simulated)
+ *
+ * powerpc64: a frame as the compiler makes one, a compare and a branch
+ * not taken, a branch taken, all of them emulated by upstream's powerpc
+ * kprobes (analyse_instr()); no TOC set-up, no ftrace call site:
+ *
+ *   +0 mflr   +4 std r0   +8 stdu r1   +12 li r4, 10   +16 cmpdi
+ *   +20 beq, never taken   +24 add   +28 b   +32 li r3, 0 (skipped)
+ *   +36 add   +40 addi r1   +44 ld r0   +48 mtlr   +52 blr
  */
 #include <linux/linkage.h>
+#ifdef CONFIG_PPC64
+#include <asm/ppc_asm.h>	/* r0..r31 */
+#endif
 
 	.text
 #if defined(CONFIG_X86)
@@ -90,6 +101,23 @@ SYM_FUNC_END(kps_short)
 	.balign	8
 .Lkps_ten:
 	.quad	10
+#elif defined(CONFIG_PPC64)
+SYM_FUNC_START(kps_short)
+	mflr	r0
+	std	r0, 16(r1)
+	stdu	r1, -32(r1)
+	li	r4, 10
+	cmpdi	r4, 0
+	beq	1f			/* r4 is 10: a taken branch zeroes r3 */
+	add	r3, r3, r3
+	b	2f
+1:	li	r3, 0			/* only reached by a wrong branch */
+2:	add	r3, r3, r4
+	addi	r1, r1, 32
+	ld	r0, 16(r1)
+	mtlr	r0
+	blr
+SYM_FUNC_END(kps_short)
 #else
 #error "kps_short: no version for this architecture"
 #endif

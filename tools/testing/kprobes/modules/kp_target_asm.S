@@ -35,9 +35,23 @@
  *   So offsets 4 to 12 are nops inside the function, and offsets 2 mod 4
  *   are inside an instruction.
  *
+ * powerpc64 (4 bytes each; no TOC set-up, so the global and local entries
+ * are one, and no ftrace call site):
+ *   0..20 nop x 6     emulated
+ *   24    lis, 28 ori, 32 sldi, 36 oris, 40 ori   the value, emulated
+ *   44    blr         emulated
+ *
+ *   So offsets 4 to 20 are nops inside the function (up to 16 powerpc
+ *   counts as the function's entry, where a kretprobe may go: 20 is the
+ *   first that is not), and any offset that is not a multiple of 4 is
+ *   inside an instruction.
+ *
  * Either way it returns 0x6b705f7461726765.
  */
 #include <linux/linkage.h>
+#ifdef CONFIG_PPC64
+#include <asm/ppc_asm.h>	/* r0..r31 */
+#endif
 
 	.text
 #if defined(CONFIG_X86)
@@ -93,6 +107,21 @@ SYM_FUNC_END(kp_target_asm)
 	.balign	8
 .Lkpt_word:
 	.quad	0x6b705f7461726765
+#elif defined(CONFIG_PPC64)
+SYM_FUNC_START(kp_target_asm)
+	nop
+	nop
+	nop
+	nop
+	nop
+	nop
+	lis	r3, 0x6b70
+	ori	r3, r3, 0x5f74
+	sldi	r3, r3, 32
+	oris	r3, r3, 0x6172
+	ori	r3, r3, 0x6765
+	blr
+SYM_FUNC_END(kp_target_asm)
 #else
 #error "kp_target_asm: no version for this architecture"
 #endif
