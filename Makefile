@@ -28,6 +28,10 @@
 # ARCH=riscv: the same for riscv64 (QEMU virt, OpenSBI), build/riscv/ours;
 # return probes there run on rethook (kernel/kretprobes_rethook.c), and the
 # guest's busybox and bash are cross built from Debian's sources.
+# ARCH=armhf: the same for 32-bit arm (kernel ARCH=arm, ARM mode, QEMU
+# virt), build/armhf/ours; kprobes, kretprobes, jump optimization and
+# uprobes run on upstream's arm code, the guest is Debian's armhf
+# busybox-static and bash-static, the static test programs are ARM code.
 
 ARCH ?= x86_64
 export ARCH
@@ -40,6 +44,8 @@ else
 B ?= build/$(ARCH)/ours
 STOCK_B ?= build/$(ARCH)/stock
 endif
+# The kernel's name of ARCH, for the make clean of a tree (armhf is arm).
+KARCH := $(if $(filter armhf,$(ARCH)),arm,$(ARCH))
 STRESS_SECONDS ?= 600
 EXTRA ?=
 INTERACTIVE ?=
@@ -124,8 +130,8 @@ bench: deps
 
 clean:
 	rm -rf $(B)/oot $(B)/initramfs.* $(B)/*.log $(STOCK_B)/oot build/patches
-	[ ! -d $(B)/linux ] || $(MAKE) -C $(B)/linux -s clean
-	[ ! -d $(STOCK_B)/linux ] || $(MAKE) -C $(STOCK_B)/linux -s clean
+	[ ! -d $(B)/linux ] || $(MAKE) -C $(B)/linux -s ARCH=$(KARCH) clean
+	[ ! -d $(STOCK_B)/linux ] || $(MAKE) -C $(STOCK_B)/linux -s ARCH=$(KARCH) clean
 
 distclean:
 	rm -rf build
