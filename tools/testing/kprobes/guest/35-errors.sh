@@ -10,7 +10,8 @@
 #   offset inside an instruction           -> x86: EILSEQ (-84); arm64:
 #                                             EINVAL (-22), as upstream's
 #                                             arm64 refuses an address that
-#                                             is not a multiple of 4;
+#                                             is not a multiple of 4 (32-bit
+#                                             arm's too, in ARM mode);
 #                                             riscv64: EILSEQ, upstream's
 #                                             riscv decodes from the entry
 #   kretprobe away from the function entry -> EINVAL (-22)
@@ -28,8 +29,8 @@
 # (see kp_target_asm.S).  x86: [endbr64,] 8 x nop, a 10-byte movabs, ret;
 # offset 6 is a nop in the middle of the function and offset 15 is inside
 # the movabs, with IBT or without.  arm64: bti c, 4 x nop, ...; offset 8 is
-# a nop and offset 10 is inside it.  riscv64: 4 x nop (4 bytes each), ...;
-# the same two offsets.
+# a nop and offset 10 is inside it.  riscv64 and 32-bit arm: 4 x nop (4
+# bytes each), ...; the same two offsets.
 # kernel_clone+1: on x86 assumes kernel_clone starts with a multi-byte
 # instruction, which holds for our config (X86_KERNEL_IBT=y: endbr64; with
 # FUNCTION_TRACER it would be the 5-byte __fentry__ call); on arm64 it is
@@ -52,8 +53,13 @@ riscv64)
 	NOP=8
 	INSIDE=10
 	;;
+armv7l)
+	EILSEQ=-22
+	NOP=8
+	INSIDE=10
+	;;
 *)
-	x86_only "no instruction boundaries known here (kp_target.ko is x86, arm64 and riscv64 assembly)"
+	x86_only "no instruction boundaries known here (kp_target.ko is x86, arm64, riscv64 and 32-bit arm assembly)"
 	;;
 esac
 

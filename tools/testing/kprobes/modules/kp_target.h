@@ -9,7 +9,8 @@ int kp_target_init_func(int x);
  * Hand-written, so that its instruction layout is known whatever the
  * compiler does (kp_target_asm.S): x86 [endbr64 with IBT,] 8 x nop, movabs,
  * ret; arm64 [bti c,] 4 x nop, then PC-relative, load, ALU and branch
- * instructions; riscv64 4 x nop, auipc, load, branches.
+ * instructions; riscv64 4 x nop, auipc, load, branches; 32-bit arm (ARM
+ * mode) 4 x nop, adr, loads, ALU and a branch.
  */
 unsigned long kp_target_asm(void);
 
