@@ -17,6 +17,7 @@ need "$prog"
 case $(uname -m) in
 aarch64) sym=__arm64_sys_getppid ;;
 riscv64) sym=__riscv_sys_getppid ;;
+armv7l)	sym=sys_getppid ;;	# 32-bit arm: no syscall wrappers
 *)	sym=__x64_sys_getppid ;;
 esac
 "$prog" -n 50 "$sym"
