@@ -22,7 +22,8 @@
 #                                             fine), x86's kretprobe
 #                                             blacklist; arm64 has none;
 #                                             riscv: EINVAL for a kprobe
-#                                             too (.irqentry.text)
+#                                             too (.irqentry.text), 32-bit
+#                                             arm as well (its entry text)
 #                                             and takes it, as upstream
 #
 # Instruction boundaries: kp_target_asm (kp_target.ko) is hand-written
@@ -99,6 +100,11 @@ if [ "$(uname -m)" = riscv64 ]; then
 	# arch_populate_kprobe_blacklist() refuses (upstream's arch code).
 	refused "kprobe on __switch_to (riscv: .irqentry.text)" -22 sym=__switch_to
 	refused "kretprobe on __switch_to (riscv: .irqentry.text)" -22 sym=__switch_to ret=1
+elif [ "$(uname -m)" = armv7l ]; then
+	# 32-bit arm's __switch_to is in its entry text, which arm's own
+	# arch_within_kprobe_blacklist() refuses (upstream's arch code).
+	refused "kprobe on __switch_to (arm: entry text)" -22 sym=__switch_to
+	refused "kretprobe on __switch_to (arm: entry text)" -22 sym=__switch_to ret=1
 elif [ "$(uname -m)" = x86_64 ]; then
 	refused "kretprobe on __switch_to" -22 sym=__switch_to ret=1
 elif check "kretprobe on __switch_to registers (no kretprobe blacklist here)" \
@@ -108,7 +114,7 @@ elif check "kretprobe on __switch_to registers (no kretprobe blacklist here)" \
 	check "kretprobe on __switch_to fires" test "$(probe_count hits)" -gt "$_b"
 	check "rmmod kp_probe (kretprobe on __switch_to)" unload kp_probe
 fi
-if [ "$(uname -m)" != riscv64 ] &&
+if [ "$(uname -m)" != riscv64 ] && [ "$(uname -m)" != armv7l ] &&
 	check "kprobe on __switch_to registers" probe_load sym=__switch_to post=0; then
 	_b=$(probe_count hits)
 	sleep 1
