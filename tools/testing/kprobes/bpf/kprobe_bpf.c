@@ -386,7 +386,16 @@ int main(int argc, char **argv)
 		result(0, "%s has an address in /proc/kallsyms", sym);
 		return 1;
 	}
-	for (i = 0; i < ARRAY_SIZE(rounds); i++)
+	for (i = 0; i < ARRAY_SIZE(rounds); i++) {
+#ifdef __arm__
+		/* 32-bit arm has no HAVE_KPROBE_OVERRIDE, upstream either. */
+		if (rounds[i].override) {
+			printf("ok - " KP_TAP_WHAT ": %s # SKIP no bpf_override_return() on 32-bit arm\n",
+			       rounds[i].what);
+			continue;
+		}
+#endif
 		run_round(&rounds[i], pmu, retbit, sym, addr, n);
+	}
 	return failures ? 1 : 0;
 }

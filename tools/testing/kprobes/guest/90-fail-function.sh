@@ -54,7 +54,9 @@ check "fail_function/inject lists $func" grep -qx "$func" "$FF/inject" ||
 printf '%#x\n' "-$errno" > "$FF/$func/retval"
 rv=$(cat "$FF/$func/retval")	# printed "%llx": no 0x
 rv=${rv#0x}
-if is_hex "$rv" && [ "$((0x$rv))" = "-$errno" ]; then
+# A 32-bit kernel (32-bit arm) prints the unsigned long in 8 digits.
+if is_hex "$rv" && { [ "$((0x$rv))" = "-$errno" ] ||
+		     { [ ${#rv} = 8 ] && [ "$((0x$rv))" = "$(((1 << 32) - errno))" ]; }; }; then
 	ok "retval reads back as -$errno ($rv)"
 else
 	notok "retval reads back as -$errno ($rv)"
