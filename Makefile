@@ -25,8 +25,9 @@
 # ARCH: x86_64 (default); arm64 (our own arm64 code, cross built, QEMU virt);
 # riscv (upstream's riscv code on our core, OpenSBI, the guest's busybox and
 # bash cross built from Debian's sources); ppc64el (upstream's powerpc code,
-# QEMU pseries, POWER9, SLOF; not yet passing, see
-# tools/testing/kprobes/README.md).  Each has its trees in
+# QEMU pseries, POWER9, SLOF), armhf (upstream's 32-bit arm code, ARM mode,
+# QEMU virt, multi-threaded TCG); ppc64el and armhf do not pass every test
+# yet (tools/testing/kprobes/README.md).  Each has its trees in
 # build/ARCH/ours and build/ARCH/stock, make bench's in build/ARCH/bench, and
 # the same targets (test, stock, test-stock, compare, stress, bench).
 # EXTRA=<dir>: build the out-of-tree modules in <dir> against the kernel, put
@@ -44,6 +45,8 @@ else
 B ?= build/$(ARCH)/ours
 STOCK_B ?= build/$(ARCH)/stock
 endif
+# The kernel's name of ARCH, for the make clean of a tree (armhf is arm).
+KARCH := $(if $(filter armhf,$(ARCH)),arm,$(ARCH))
 STRESS_SECONDS ?= 600
 EXTRA ?=
 INTERACTIVE ?=
@@ -128,8 +131,8 @@ bench: deps
 
 clean:
 	rm -rf $(B)/oot $(B)/initramfs.* $(B)/*.log $(STOCK_B)/oot build/patches
-	[ ! -d $(B)/linux ] || $(MAKE) -C $(B)/linux -s clean
-	[ ! -d $(STOCK_B)/linux ] || $(MAKE) -C $(STOCK_B)/linux -s clean
+	[ ! -d $(B)/linux ] || $(MAKE) -C $(B)/linux -s ARCH=$(KARCH) clean
+	[ ! -d $(STOCK_B)/linux ] || $(MAKE) -C $(STOCK_B)/linux -s ARCH=$(KARCH) clean
 
 distclean:
 	rm -rf build

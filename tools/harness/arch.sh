@@ -3,26 +3,34 @@
 # userland and QEMU all follow it.  Anything but the host's architecture is
 # cross built with Debian's compilers and booted under TCG.
 #
-#   kp_arch          x86_64, arm64, riscv or ppc64el (the name the Makefile
-#                    takes)
+#   kp_arch          x86_64, arm64, riscv, ppc64el or armhf (the name the
+#                    Makefile takes)
 #   kp_image         the kernel image, relative to the tree
 #   kp_ucc           the C compiler for the static guest programs
+#   kp_ucflags       its flags for them that the architecture needs (an array)
 #   kp_ucc32         x86_64 only: the compiler for i386 guest programs
 #   kp_deb_arch      Debian's name of the architecture (the guest packages)
 #   kp_guest_src     1: the guest's busybox and bash are built from Debian's
 #                    sources (guest-src.sh), the architecture has no packages
 #   kp_console       the guest's serial console
 #   kp_qemu          QEMU, machine and CPU (an array)
+#   kp_tcg_thread    QEMU's TCG threading, single (the default, see boot.sh)
+#                    or multi
 #   kp_arch_deps     the Debian packages the architecture needs
 #   kp_config_frags  the config fragments, in merge order (an array)
 #   kp_config_ours   more fragments for our kernel only (an array)
 
 kp_arch=${ARCH:-x86_64}
+# armhf exports the kernel's ARCH=arm to the scripts it runs: they are
+# armhf's too (KP_ARCH_NAME says so; configs.sh's arm builds have none).
+[ "$kp_arch" = arm ] && [ "${KP_ARCH_NAME:-}" = armhf ] && kp_arch=armhf
 kp_guest_src=
 # ppc64el's kernel ARCH is powerpc (exported below): a script the harness
 # runs from another sees that name.  make configs' powerpc build stays
 # build-only.
 [ "$kp_arch" = powerpc ] && [ -z "${KP_BUILD_ONLY:-}" ] && kp_arch=ppc64el
+kp_ucflags=()
+kp_tcg_thread=single
 case $kp_arch in
 x86_64|x86)
 	kp_arch=x86_64
@@ -102,11 +110,42 @@ ppc64el|ppc64le)
 	MAKEFLAGS=${MAKEFLAGS//ARCH=${ARCH:-}/ARCH=powerpc}
 	export ARCH=powerpc CROSS_COMPILE=powerpc64le-linux-gnu-
 	;;
+armhf)
+	# 32-bit arm (kernel ARCH=arm), Debian's armhf: ARM-mode kernel, the
+	# guest's busybox and bash Debian's own (Thumb-2 code).
+	kp_image=arch/arm/boot/zImage
+	kp_ucc=arm-linux-gnueabihf-gcc
+	# ARM code: upstream's 32-bit arm uprobes refuse Thumb, which is
+	# what Debian's armhf compiler emits by default.
+	kp_ucflags=(-marm)
+	kp_deb_arch=armhf
+	kp_console=ttyAMA0
+	# highmem=off: nothing of the machine above 4 GiB, which a kernel
+	# without LPAE cannot reach.
+	kp_qemu=(qemu-system-arm -machine virt,highmem=off -cpu cortex-a15)
+	# One thread per vCPU: under single-threaded TCG (QEMU 7.2) two
+	# vCPUs hang at the first text patch (ftrace's startup test): the
+	# patching CPU never gets past the broadcast TLB invalidation
+	# (TLBIMVAAIS, in v7wbi_flush_kern_tlb_range() from
+	# __patch_text_real()) while the other spins in stop_machine()'s
+	# multi_cpu_stop(); -smp 1 or multi-threaded TCG boot.  Not a probe:
+	# no kprobe is registered yet at that point.
+	kp_tcg_thread=multi
+	kp_arch_deps=(gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-system-arm
+		      ipxe-qemu)
+	kp_config_frags=("$top"/tools/harness/config/{kprobes,test,uprobes,users}.config
+			 "$top"/tools/harness/config/armhf/*.config)
+	kp_config_ours=("$top"/tools/harness/config/armhf/ours/*.config)
+	export ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf- KP_ARCH_NAME=armhf
+	# The kernel's name of it is arm: the Makefile's ARCH=armhf, which
+	# make hands every make below it in MAKEFLAGS, must not reach kbuild.
+	[ -z "${MAKEFLAGS:-}" ] || export MAKEFLAGS=${MAKEFLAGS//ARCH=armhf/}
+	;;
 *)
 	# make configs cross builds other architectures without booting
 	# them: configs.sh sets ARCH, CROSS_COMPILE and the fragments.
 	if [ -z "${KP_BUILD_ONLY:-}" ]; then
-		echo "harness: error: ARCH=$kp_arch is not one the harness boots (x86_64, arm64, riscv, ppc64el)" >&2
+		echo "harness: error: ARCH=$kp_arch is not one the harness boots (x86_64, arm64, riscv, ppc64el, armhf)" >&2
 		exit 1
 	fi
 	kp_arch_deps=()

@@ -18,10 +18,11 @@ tree=$bdir/linux
 # One host thread runs both vCPUs by default: under multi-threaded TCG a
 # vCPU can run stale code across another vCPU's text patching (seen with
 # stock upstream kprobes and ftrace too), which crashes guests at random.
-# KP_TCG_THREAD=multi brings it back, for experiments.
+# KP_TCG_THREAD=multi brings it back, for experiments.  32-bit arm cannot
+# boot two vCPUs on one thread and runs multi-threaded (arch.sh says why).
 # The machine and CPU are ARCH's (arch.sh).
 qemu=("${kp_qemu[@]}" -smp 2 -m 1024
-      -accel "tcg,thread=${KP_TCG_THREAD:-single}"
+      -accel "tcg,thread=${KP_TCG_THREAD:-$kp_tcg_thread}"
       -kernel "$tree/$kp_image" -initrd "$bdir/initramfs.cpio.gz"
       -no-reboot -display none
       -append "console=$kp_console kp.mode=$mode panic=-1 ${KP_CMDLINE:-}")

@@ -51,7 +51,7 @@ prog() {
 	shift
 	name=${name%.c}
 	say "building tools/testing/kprobes/$src ($kp_arch, static)"
-	"${cc:-$kp_ucc}" -static -O2 -Wall "$@" -o "$bdir/oot/bin/$name" "$top/tools/testing/kprobes/$src"
+	"${cc:-$kp_ucc}" "${kp_ucflags[@]}" -static -O2 -Wall "$@" -o "$bdir/oot/bin/$name" "$top/tools/testing/kprobes/$src"
 }
 prog perf/kprobe_perf.c
 prog bpf/kprobe_bpf.c

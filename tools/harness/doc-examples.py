@@ -12,7 +12,9 @@ every example of commands in them:
   "NNN FILE:LINE TAGS" (TAGS: x86_64 runs it on x86_64 only, needs=TOOL only
   where TOOL is in the guest's PATH, ours only on a kernel with our debugfs
   files, not on stock, kprobe-trace only where a kprobe's event reaches the
-  trace buffer: not riscv).  tools/testing/kprobes/guest/
+  trace buffer: not riscv, uprobe-busybox only where the guest's busybox is
+  code the architecture's uprobes take: not 32-bit arm, whose Debian busybox
+  is Thumb-2).  tools/testing/kprobes/guest/
   15-doc-examples.sh runs each with "sh -ex" from /kptest/modules, where the
   example modules are;
 - a block fenced as ```sh host holds commands for the build host (make

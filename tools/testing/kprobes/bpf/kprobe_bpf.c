@@ -65,6 +65,9 @@
 #elif defined(__powerpc64__)
 #define SYS_GETPPID	"sys_getppid"
 #define KP_ON_FTRACE	1
+#elif defined(__arm__)
+#define SYS_GETPPID	"sys_getppid"	/* no system call wrappers */
+#define KP_ON_FTRACE	0
 #else
 #define SYS_GETPPID	"__x64_sys_getppid"
 #define KP_ON_FTRACE	1
@@ -107,7 +110,8 @@ static struct bpf_insn insn(uint8_t code, int dst, int src, int off, int imm)
 #define MOV_IMM(d, k)	insn(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, k)
 #define ADD_IMM(d, k)	insn(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, k)
 #define RSH_IMM(d, k)	insn(BPF_ALU64 | BPF_RSH | BPF_K, d, 0, 0, k)
-#define LOAD64(d, s, o)	insn(BPF_LDX | BPF_MEM | BPF_DW, d, s, o, 0)
+/* A load of the return value register from the context (kp_bpf.h). */
+#define LOAD_RET(d, s)	insn(BPF_LDX | BPF_MEM | REGS_RET_SIZE, d, s, REGS_RET_OFF, 0)
 #define STORE64(d, o, s) insn(BPF_STX | BPF_MEM | BPF_DW, d, s, o, 0)
 #define STORE32_IMM(d, o, k) insn(BPF_ST | BPF_MEM | BPF_W, d, 0, o, k)
 #define ATOMIC_ADD64(d, o, s) insn(BPF_STX | BPF_ATOMIC | BPF_DW, d, s, o, BPF_ADD)
@@ -139,7 +143,7 @@ static int build_prog(struct bpf_insn *p, int map_fd, int pid, int override)
 	p[n++] = MOV_REG(BPF_REG_1, BPF_REG_6);
 	p[n++] = CALL(BPF_FUNC_get_func_ip);
 	p[n++] = MOV_REG(BPF_REG_7, BPF_REG_0);
-	p[n++] = LOAD64(BPF_REG_8, BPF_REG_6, REGS_RET_OFF);
+	p[n++] = LOAD_RET(BPF_REG_8, BPF_REG_6);
 	/* r0 = map_lookup_elem(map, &(u32){0}) */
 	p[n++] = STORE32_IMM(BPF_REG_10, -4, 0);
 	p[n++] = insn(BPF_LD | BPF_IMM | BPF_DW, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd);
@@ -414,7 +418,16 @@ int main(int argc, char **argv)
 		result(0, "%s has an address in /proc/kallsyms", sym);
 		return 1;
 	}
-	for (i = 0; i < ARRAY_SIZE(rounds); i++)
+	for (i = 0; i < ARRAY_SIZE(rounds); i++) {
+#ifdef __arm__
+		/* 32-bit arm has no HAVE_KPROBE_OVERRIDE, upstream either. */
+		if (rounds[i].override) {
+			printf("ok - " KP_TAP_WHAT ": %s # SKIP no bpf_override_return() on 32-bit arm\n",
+			       rounds[i].what);
+			continue;
+		}
+#endif
 		run_round(&rounds[i], pmu, retbit, sym, addr, n);
+	}
 	return failures ? 1 : 0;
 }

@@ -41,6 +41,11 @@ while read -r id where tags; do
 		# ARCH_HAVE_NMI_SAFE_CMPXCHG): upstream's limit, on stock alike.
 		kprobe-trace) [ "$(uname -m)" != riscv64 ] ||
 			why="riscv's ring buffer takes no events from its breakpoint trap (an NMI)" ;;
+		# Puts a uprobe on the guest's busybox.  Debian's armhf busybox
+		# is Thumb-2 code, which upstream's 32-bit arm uprobes refuse
+		# (they take ARM code only), on stock alike.
+		uprobe-busybox) [ "$(uname -m)" != armv7l ] ||
+			why="the guest's busybox is Thumb-2 code, which 32-bit arm's uprobes refuse" ;;
 		needs=*) command -v "${t#needs=}" > /dev/null 2>&1 ||
 			why="${t#needs=} is not in the guest" ;;
 		esac

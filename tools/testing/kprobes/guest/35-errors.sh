@@ -10,7 +10,8 @@
 #   offset inside an instruction           -> x86: EILSEQ (-84); arm64:
 #                                             EINVAL (-22), as upstream's
 #                                             arm64 refuses an address that
-#                                             is not a multiple of 4;
+#                                             is not a multiple of 4 (32-bit
+#                                             arm's too, in ARM mode);
 #                                             riscv64: EILSEQ, upstream's
 #                                             riscv decodes from the entry;
 #                                             ppc64le: EINVAL, as arm64
@@ -22,17 +23,18 @@
 #                                             fine), x86's kretprobe
 #                                             blacklist; arm64 has none;
 #                                             riscv: EINVAL for a kprobe
-#                                             too (.irqentry.text)
+#                                             too (.irqentry.text), 32-bit
+#                                             arm as well (its entry text)
 #                                             and takes it, as upstream
 #
 # Instruction boundaries: kp_target_asm (kp_target.ko) is hand-written
 # (see kp_target_asm.S).  x86: [endbr64,] 8 x nop, a 10-byte movabs, ret;
 # offset 6 is a nop in the middle of the function and offset 15 is inside
 # the movabs, with IBT or without.  arm64: bti c, 4 x nop, ...; offset 8 is
-# a nop and offset 10 is inside it.  riscv64: 4 x nop (4 bytes each), ...;
-# the same two offsets.  ppc64le: 6 x nop, ...; offset 20 is a nop (powerpc
-# takes the first 16 bytes for the function's entry, where a kretprobe may
-# go) and offset 22 is inside it.
+# a nop and offset 10 is inside it.  riscv64 and 32-bit arm: 4 x nop (4
+# bytes each), ...; the same two offsets.  ppc64le: 6 x nop, ...; offset
+# 20 is a nop (powerpc takes the first 16 bytes for the function's entry,
+# where a kretprobe may go) and offset 22 is inside it.
 # kernel_clone+1: on x86 assumes kernel_clone starts with a multi-byte
 # instruction, which holds for our config (X86_KERNEL_IBT=y: endbr64; with
 # FUNCTION_TRACER it would be the 5-byte __fentry__ call); on arm64 it is
@@ -60,8 +62,13 @@ ppc64le)
 	NOP=20
 	INSIDE=22
 	;;
+armv7l)
+	EILSEQ=-22
+	NOP=8
+	INSIDE=10
+	;;
 *)
-	x86_only "no instruction boundaries known here (kp_target.ko is x86, arm64, riscv64 and ppc64le assembly)"
+	x86_only "no instruction boundaries known here (kp_target.ko is x86, arm64, riscv64, ppc64le and 32-bit arm assembly)"
 	;;
 esac
 
@@ -101,6 +108,11 @@ if [ "$(uname -m)" = riscv64 ]; then
 	# arch_populate_kprobe_blacklist() refuses (upstream's arch code).
 	refused "kprobe on __switch_to (riscv: .irqentry.text)" -22 sym=__switch_to
 	refused "kretprobe on __switch_to (riscv: .irqentry.text)" -22 sym=__switch_to ret=1
+elif [ "$(uname -m)" = armv7l ]; then
+	# 32-bit arm's __switch_to is in its entry text, which arm's own
+	# arch_within_kprobe_blacklist() refuses (upstream's arch code).
+	refused "kprobe on __switch_to (arm: entry text)" -22 sym=__switch_to
+	refused "kretprobe on __switch_to (arm: entry text)" -22 sym=__switch_to ret=1
 elif [ "$(uname -m)" = x86_64 ]; then
 	refused "kretprobe on __switch_to" -22 sym=__switch_to ret=1
 elif check "kretprobe on __switch_to registers (no kretprobe blacklist here)" \
@@ -110,7 +122,7 @@ elif check "kretprobe on __switch_to registers (no kretprobe blacklist here)" \
 	check "kretprobe on __switch_to fires" test "$(probe_count hits)" -gt "$_b"
 	check "rmmod kp_probe (kretprobe on __switch_to)" unload kp_probe
 fi
-if [ "$(uname -m)" != riscv64 ] &&
+if [ "$(uname -m)" != riscv64 ] && [ "$(uname -m)" != armv7l ] &&
 	check "kprobe on __switch_to registers" probe_load sym=__switch_to post=0; then
 	_b=$(probe_count hits)
 	sleep 1

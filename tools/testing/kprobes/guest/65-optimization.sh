@@ -4,7 +4,8 @@
 #  - the knob reads 1 at boot, takes 0 and 1 and refuses anything else;
 #  - kp_probe.ko post=0 on kp_target_asm+OFF (x86: +5, nops then a movabs,
 #    a region with no branch; arm64: +24, "ldr x0, [x1]", a stepped
-#    instruction; see kp_target_asm.S) shows [OPTIMIZED] within a bounded
+#    instruction; 32-bit arm: +20, "ldr r0, [r1]", run in arm's detour
+#    buffer (opt-arm.c); see kp_target_asm.S) shows [OPTIMIZED] within a bounded
 #    wait; the same probe with a post handler never does;
 #  - 0 takes [OPTIMIZED] away at once, 1 brings it back;
 #  - two CPUs call the probed function while the knob goes back and forth:
@@ -14,7 +15,8 @@
 case "$(uname -m)" in
 x86_64)		OFF=5 ;;
 aarch64)	OFF=24 ;;
-*)		skip "${0##*/} on $(uname -m)" "jump optimization is x86_64 and arm64 only"
+armv7l)		OFF=20 ;;
+*)		skip "${0##*/} on $(uname -m)" "jump optimization is x86_64, arm64 and 32-bit arm only"
 		exit 0 ;;
 esac
 OFFX=$(printf '0x%x' "$OFF")

@@ -18,6 +18,7 @@ case $(uname -m) in
 aarch64) sym=__arm64_sys_getppid ;;
 riscv64) sym=__riscv_sys_getppid ;;
 ppc64le) sym=sys_getppid ;;
+armv7l)	sym=sys_getppid ;;	# 32-bit arm: no syscall wrappers
 *)	sym=__x64_sys_getppid ;;
 esac
 "$prog" -n 50 "$sym"

@@ -17,7 +17,9 @@
  * Where struct pt_regs, the programs' context, holds the return value
  * register: x86_64's ax (r15 .. r8 come first), arm64's x0, riscv64's a0
  * (pc, ra, sp, gp, tp, t0-t2, s0 and s1 come first), powerpc64's r3
- * (gpr[] comes first).
+ * (gpr[] comes first), 32-bit arm's r0.  REGS_RET_SIZE is the register's
+ * size, for the program's load: a 64-bit load on 32-bit arm would take r1
+ * with r0.
  */
 #if defined(__x86_64__)
 #define REGS_RET_OFF	(10 * 8)
@@ -27,8 +29,15 @@
 #define REGS_RET_OFF	(10 * 8)
 #elif defined(__powerpc64__)
 #define REGS_RET_OFF	(3 * 8)
+#elif defined(__arm__)
+#define REGS_RET_OFF	0
 #else
 #error "which pt_regs word is the return value here?"
+#endif
+#if __SIZEOF_LONG__ == 8
+#define REGS_RET_SIZE	BPF_DW
+#else
+#define REGS_RET_SIZE	BPF_W
 #endif
 
 /* Map element 0, as the programs write it. */

@@ -94,7 +94,7 @@ static inline int load_prog(int map_fd, int attach_type)
 		I(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0),
 		I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_func_ip),
 		I(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_7, BPF_REG_0, 0, 0),
-		I(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_8, BPF_REG_6, REGS_RET_OFF, 0),
+		I(BPF_LDX | BPF_MEM | REGS_RET_SIZE, BPF_REG_8, BPF_REG_6, REGS_RET_OFF, 0),
 		I(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),
 		I(BPF_LD | BPF_IMM | BPF_DW, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd),
 		I(0, 0, 0, 0, 0),

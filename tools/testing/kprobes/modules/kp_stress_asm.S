@@ -38,6 +38,15 @@
  *   +0 mflr   +4 std r0   +8 stdu r1   +12 li r4, 10   +16 cmpdi
  *   +20 beq, never taken   +24 add   +28 b   +32 li r3, 0 (skipped)
  *   +36 add   +40 addi r1   +44 ld r0   +48 mtlr   +52 blr
+ *
+ * 32-bit arm (ARM mode, 4 bytes each): a push that stores below sp (which
+ * the detour buffer must leave room for), PC-relative and branch
+ * instructions (simulated) between emulated ones:
+ *
+ *   +0 push {r4, lr}   +4 adr (simulated)   +8 ldr [r1]   +12 cmp
+ *   +16 beq, never taken (simulated)   +20 add   +24 b (simulated)
+ *   +28 mov r0, #0 (skipped)   +32 ldr literal (simulated)   +36 add
+ *   +40 pop {r4, pc} (simulated)
  */
 #include <linux/linkage.h>
 #ifdef CONFIG_PPC64
@@ -118,6 +127,25 @@ SYM_FUNC_START(kps_short)
 	mtlr	r0
 	blr
 SYM_FUNC_END(kps_short)
+#elif defined(CONFIG_ARM)
+	.arm
+SYM_FUNC_START(kps_short)
+	push	{r4, lr}
+	adr	r1, .Lkps_ten
+	ldr	r2, [r1]
+	cmp	r2, #0
+	beq	1f			/* r2 is 10: a taken branch zeroes r0 */
+	add	r0, r0, r0
+	b	2f
+1:	mov	r0, #0			/* only reached by a wrong branch */
+2:	ldr	r3, .Lkps_ten
+	add	r0, r0, r3
+	pop	{r4, pc}
+SYM_FUNC_END(kps_short)
+
+	.balign	4
+.Lkps_ten:
+	.word	10
 #else
 #error "kps_short: no version for this architecture"
 #endif

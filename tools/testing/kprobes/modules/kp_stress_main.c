@@ -90,10 +90,11 @@ noinline long kps_call(long x)
 #define KPS_POOL_MAX	96
 /*
  * Boundaries are looked for in the first bytes of each scanned target: on
- * arm64, riscv64 and powerpc64 a little further, to reach kps_short's
- * simulated instructions.
+ * arm64, riscv64, powerpc64 and 32-bit arm a little further, to reach
+ * kps_short's simulated instructions.
  */
-#if defined(CONFIG_ARM64) || defined(CONFIG_RISCV) || defined(CONFIG_PPC64)
+#if defined(CONFIG_ARM64) || defined(CONFIG_RISCV) || defined(CONFIG_PPC64) || \
+    defined(CONFIG_ARM)
 #define KPS_SCAN_BYTES	40
 #else
 #define KPS_SCAN_BYTES	24
@@ -143,6 +144,9 @@ static const struct kps_target kps_targets[] = {
 #elif defined(CONFIG_PPC64)
 	/* kp_target_asm: nop, nop, nop, lis, sldi, blr (see its source) */
 	{ "kp_target:kp_target_asm", false, false, { 0, 8, 20, 24, 32, 44, -1 } },
+#elif defined(CONFIG_ARM)
+	/* kp_target_asm: nop, nop, adr, ldr literal, b (see its source) */
+	{ "kp_target:kp_target_asm", false, false, { 0, 8, 16, 24, 36, -1 } },
 #else
 	/* kp_target_asm: nop, nop, auipc, beqz, j (see its source) */
 	{ "kp_target:kp_target_asm", false, false, { 0, 8, 16, 24, 28, -1 } },
@@ -174,10 +178,10 @@ static atomic_long_t kps_nfail[KPS_MAXERR];
 static atomic_long_t kps_calls;
 
 struct kps_ri {
-	unsigned long magic;
+	u64 magic;		/* 64 bits on 32-bit arm too */
 	struct kps_probe *owner;
 };
-#define KPS_MAGIC	0x6b707374726573UL
+#define KPS_MAGIC	0x6b707374726573ULL
 
 static void kps_check_alive(struct kps_probe *e)
 {
@@ -714,7 +718,8 @@ static int __init kps_build_pool(void)
  * kretprobe on it, kps_short's entry (x86: push, optimizable, a 1-byte
  * first instruction) with a kretprobe, and a post-handler probe a few bytes
  * in (x86: +5, a mov, stepped; arm64: +12, an adr, simulated; riscv64: +4,
- * an auipc, simulated; powerpc64: +20, a branch not taken, emulated).
+ * an auipc, simulated; powerpc64: +20, a branch not taken, emulated;
+ * 32-bit arm: +4, an adr, simulated).
  */
 #if defined(CONFIG_X86)
 #define KPS_SHORT_POST	5
@@ -722,6 +727,8 @@ static int __init kps_build_pool(void)
 #define KPS_SHORT_POST	12
 #elif defined(CONFIG_PPC64)
 #define KPS_SHORT_POST	20
+#elif defined(CONFIG_ARM)
+#define KPS_SHORT_POST	4
 #else
 #define KPS_SHORT_POST	4
 #endif

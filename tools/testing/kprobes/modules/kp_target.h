@@ -10,7 +10,8 @@ int kp_target_init_func(int x);
  * compiler does (kp_target_asm.S): x86 [endbr64 with IBT,] 8 x nop, movabs,
  * ret; arm64 [bti c,] 4 x nop, then PC-relative, load, ALU and branch
  * instructions; riscv64 4 x nop, auipc, load, branches; powerpc64 6 x nop,
- * five instructions that make the value, blr.
+ * five instructions that make the value, blr; 32-bit arm (ARM mode) 4 x
+ * nop, adr, loads, ALU and a branch.
  */
 unsigned long kp_target_asm(void);
 

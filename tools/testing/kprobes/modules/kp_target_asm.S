@@ -46,7 +46,21 @@
  *   first that is not), and any offset that is not a multiple of 4 is
  *   inside an instruction.
  *
- * Either way it returns 0x6b705f7461726765.
+ * 32-bit arm (ARM mode, as the kernel: 4 bytes each):
+ *   0..12 nop x 4     hints, emulated
+ *   16    adr         PC-relative (add r1, pc, #imm), simulated
+ *   20    ldr [r1]    a load, emulated (optimizable: run in the detour
+ *                     buffer, it needs no single step)
+ *   24    ldr literal PC-relative, simulated
+ *   28    eor, 32 orr ALU, emulated
+ *   36    b           a branch, simulated (a fall-through zeroes r0)
+ *   44    bx lr       simulated
+ *
+ *   So offsets 4 to 12 are nops inside the function, and any offset that
+ *   is not a multiple of 4 is inside an instruction.
+ *
+ * Either way it returns 0x6b705f7461726765 (on 32-bit arm, whose long has
+ * 32 bits, 0x6b705f74).
  */
 #include <linux/linkage.h>
 #ifdef CONFIG_PPC64
@@ -122,6 +136,26 @@ SYM_FUNC_START(kp_target_asm)
 	ori	r3, r3, 0x6765
 	blr
 SYM_FUNC_END(kp_target_asm)
+#elif defined(CONFIG_ARM)
+	.arm
+SYM_FUNC_START(kp_target_asm)
+	nop
+	nop
+	nop
+	nop
+	adr	r1, .Lkpt_word
+	ldr	r0, [r1]
+	ldr	r2, .Lkpt_word
+	eor	r2, r2, r0		/* 0 when both loads agree */
+	orr	r0, r0, r2
+	b	1f
+	mov	r0, #0
+1:	bx	lr
+SYM_FUNC_END(kp_target_asm)
+
+	.balign	4
+.Lkpt_word:
+	.word	0x6b705f74
 #else
 #error "kp_target_asm: no version for this architecture"
 #endif

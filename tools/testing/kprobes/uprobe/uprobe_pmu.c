@@ -578,7 +578,7 @@ static void uretprobe_syscall_case(void) { }
 
 int main(int argc, char **argv)
 {
-	int n = 50, type, ret_bit, fd, i;
+	int n = 50, type, ret_bit, fd, i, multi;
 	ssize_t len;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -627,13 +627,24 @@ int main(int argc, char **argv)
 
 	bpf_case(type, ret_bit, 0, n);
 	bpf_case(type, ret_bit, 1, n);
-	multi_case(0, n);
-	multi_case(1, n);
+	/*
+	 * Upstream's bpf_uprobe_multi_link_attach() refuses every link on
+	 * 32-bit (EOPNOTSUPP): the cases with uprobe_multi links are 64-bit.
+	 */
+	multi = sizeof(void *) == sizeof(uint64_t);
+	if (multi) {
+		multi_case(0, n);
+		multi_case(1, n);
+	}
 	for (i = 0; i < 2; i++) {
 		threads_perf_case(type, ret_bit, i, n);
-		threads_multi_case(i, n);
+		if (multi)
+			threads_multi_case(i, n);
 	}
-	closed_while_hit_case(type, ret_bit, 20);
+	if (multi)
+		closed_while_hit_case(type, ret_bit, 20);
+	else
+		printf("ok - " KP_TAP_WHAT ": uprobe_multi links # SKIP none on 32-bit (upstream refuses them)\n");
 	filtered_out_case(n);
 	late_return_case(type, ret_bit);
 
