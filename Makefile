@@ -28,6 +28,9 @@
 # ARCH=riscv: the same for riscv64 (QEMU virt, OpenSBI), build/riscv/ours;
 # return probes there run on rethook (kernel/kretprobes_rethook.c), and the
 # guest's busybox and bash are cross built from Debian's sources.
+# ARCH=s390x: the same for s390x (kernel ARCH=s390, QEMU s390-ccw-virtio,
+# the SCLP console), build/s390x/ours; kretprobes on rethook, probes at a
+# function's entry on its ftrace call site.
 
 ARCH ?= x86_64
 export ARCH
