@@ -12,7 +12,9 @@
 #                                             arm64 refuses an address that
 #                                             is not a multiple of 4;
 #                                             riscv64: EILSEQ, upstream's
-#                                             riscv decodes from the entry
+#                                             riscv decodes from the entry;
+#                                             s390x: EINVAL, upstream's
+#                                             s390 decodes from the entry
 #   kretprobe away from the function entry -> EINVAL (-22)
 #   freed init text (kernel_init_freeable) -> EINVAL; make test boots x86
 #                                             with pti=on, which unmaps it,
@@ -29,7 +31,8 @@
 # offset 6 is a nop in the middle of the function and offset 15 is inside
 # the movabs, with IBT or without.  arm64: bti c, 4 x nop, ...; offset 8 is
 # a nop and offset 10 is inside it.  riscv64: 4 x nop (4 bytes each), ...;
-# the same two offsets.
+# the same two offsets.  s390x: 4 x nopr (2 bytes each), a 6-byte lgrl at
+# 8, ...; offset 4 is a nop and offset 10 is inside the lgrl.
 # kernel_clone+1: on x86 assumes kernel_clone starts with a multi-byte
 # instruction, which holds for our config (X86_KERNEL_IBT=y: endbr64; with
 # FUNCTION_TRACER it would be the 5-byte __fentry__ call); on arm64 it is
@@ -52,8 +55,13 @@ riscv64)
 	NOP=8
 	INSIDE=10
 	;;
+s390x)
+	EILSEQ=-22
+	NOP=4
+	INSIDE=10
+	;;
 *)
-	x86_only "no instruction boundaries known here (kp_target.ko is x86, arm64 and riscv64 assembly)"
+	x86_only "no instruction boundaries known here (kp_target.ko is x86, arm64, riscv64 and s390x assembly)"
 	;;
 esac
 

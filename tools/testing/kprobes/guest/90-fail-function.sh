@@ -17,6 +17,7 @@ FF=$KP_DBG/fail_function
 case $(uname -m) in
 aarch64) func=__arm64_sys_sethostname ;;
 riscv64) func=__riscv_sys_sethostname ;;
+s390x)	func=__s390x_sys_sethostname ;;
 *)	func=__x64_sys_sethostname ;;
 esac
 errno=18	# EXDEV, "Invalid cross-device link": nothing else returns it here

@@ -16,7 +16,8 @@
 /*
  * Where struct pt_regs, the programs' context, holds the return value
  * register: x86_64's ax (r15 .. r8 come first), arm64's x0, riscv64's a0
- * (pc, ra, sp, gp, tp, t0-t2, s0 and s1 come first).
+ * (pc, ra, sp, gp, tp, t0-t2, s0 and s1 come first), s390x's %r2 (args[0],
+ * the two words of the PSW, %r0 and %r1 come first).
  */
 #if defined(__x86_64__)
 #define REGS_RET_OFF	(10 * 8)
@@ -24,6 +25,8 @@
 #define REGS_RET_OFF	0
 #elif defined(__riscv) && __riscv_xlen == 64
 #define REGS_RET_OFF	(10 * 8)
+#elif defined(__s390x__)
+#define REGS_RET_OFF	(5 * 8)
 #else
 #error "which pt_regs word is the return value here?"
 #endif
