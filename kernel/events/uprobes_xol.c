@@ -103,6 +103,15 @@ static int xol_map(struct mm_struct *mm, struct xol_area *area,
 	} else if (find_vma_intersection(mm, vaddr, vaddr + PAGE_SIZE)) {
 		return -ENOMEM;
 	}
+	/*
+	 * The architecture's word on the address, as for mmap(MAP_FIXED):
+	 * s390 grows the process's page tables there (check_asce_limit())
+	 * when the page is above what they cover yet, which the top page
+	 * of TASK_SIZE always is; elsewhere the address comes back as is.
+	 */
+	vaddr = get_unmapped_area(NULL, vaddr, PAGE_SIZE, 0, MAP_FIXED);
+	if (IS_ERR_VALUE(vaddr))
+		return vaddr;
 	vma = _install_special_mapping(mm, vaddr, PAGE_SIZE,
 				       VM_EXEC | VM_MAYEXEC | VM_DONTCOPY |
 				       VM_IO, &xol_mapping);

@@ -25,7 +25,7 @@ qemu=("${kp_qemu[@]}" -smp 2 -m 1024
       -accel "tcg,thread=${KP_TCG_THREAD:-$kp_tcg_thread}"
       -kernel "$tree/$kp_image" -initrd "$bdir/initramfs.cpio.gz"
       -no-reboot -display none
-      -append "console=$kp_console kp.mode=$mode panic=-1 ${KP_CMDLINE:-}")
+      -append "console=$kp_console kp.mode=$mode panic=-1 ${kp_cmdline:+$kp_cmdline }${KP_CMDLINE:-}")
 qemu+=(${KP_QEMU_ARGS:-})
 
 if [ "$mode" = shell ]; then

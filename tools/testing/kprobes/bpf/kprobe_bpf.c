@@ -26,8 +26,9 @@
  *              event is closed
  *
  * and in every round: the probe is in the kprobes list while the event is
- * open (on x86_64 [FTRACE] when the kernel has the function tracer: system
- * call entry points are ftrace call sites; arm64 has no kprobes on ftrace),
+ * open (on x86_64 and s390x [FTRACE] when the kernel has the function
+ * tracer: system call entry points are ftrace call sites; arm64 has no
+ * kprobes on ftrace),
  * and after the event is closed it is gone,
  * the program no longer runs and getppid() works.
  *
@@ -68,6 +69,9 @@
 #elif defined(__arm__)
 #define SYS_GETPPID	"sys_getppid"	/* no system call wrappers */
 #define KP_ON_FTRACE	0
+#elif defined(__s390x__)
+#define SYS_GETPPID	"__s390x_sys_getppid"
+#define KP_ON_FTRACE	1
 #else
 #define SYS_GETPPID	"__x64_sys_getppid"
 #define KP_ON_FTRACE	1

@@ -15,6 +15,8 @@
 #                                             riscv64: EILSEQ, upstream's
 #                                             riscv decodes from the entry;
 #                                             ppc64le: EINVAL, as arm64
+#                                             s390x: EINVAL, upstream's
+#                                             s390 decodes from the entry
 #   kretprobe away from the function entry -> EINVAL (-22)
 #   freed init text (kernel_init_freeable) -> EINVAL; make test boots x86
 #                                             with pti=on, which unmaps it,
@@ -35,6 +37,8 @@
 # bytes each), ...; the same two offsets.  ppc64le: 6 x nop, ...; offset
 # 20 is a nop (powerpc takes the first 16 bytes for the function's entry,
 # where a kretprobe may go) and offset 22 is inside it.
+# s390x: 4 x nopr (2 bytes each), a 6-byte lgrl at 8, ...; offset 4 is a
+# nop and offset 10 is inside the lgrl.
 # kernel_clone+1: on x86 assumes kernel_clone starts with a multi-byte
 # instruction, which holds for our config (X86_KERNEL_IBT=y: endbr64; with
 # FUNCTION_TRACER it would be the 5-byte __fentry__ call); on arm64 it is
@@ -67,8 +71,13 @@ armv7l)
 	NOP=8
 	INSIDE=10
 	;;
+s390x)
+	EILSEQ=-22
+	NOP=4
+	INSIDE=10
+	;;
 *)
-	x86_only "no instruction boundaries known here (kp_target.ko is x86, arm64, riscv64, ppc64le and 32-bit arm assembly)"
+	x86_only "no instruction boundaries known here (kp_target.ko is x86, arm64, riscv64, ppc64le, 32-bit arm and s390x assembly)"
 	;;
 esac
 

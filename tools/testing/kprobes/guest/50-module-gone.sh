@@ -61,6 +61,12 @@ gone_round() {
 	_m=$(echo "$_l" | awk '{ print $4 }')
 	check "$_w: the list line names the module kp_target" \
 		test "$_m" = kp_target -o "$_m" = "[kp_target]"
+	# On s390x a function's entry is its ftrace call site: the probe
+	# there goes through ftrace, and its hits below are still exact.
+	if [ "$(uname -m)" = s390x ]; then
+		check "$_w: the probe on kp_target_func's entry (its ftrace site) is [FTRACE]" \
+			has "$_l" '[FTRACE]'
+	fi
 	GONE_ADDR=$(echo "$_l" | awk '{ print $1; exit }')
 	case "$*" in
 	*disabled=1*)

@@ -8,7 +8,7 @@
 # debug.kprobes-optimization and kprobes/enabled, forks and reads /proc and
 # the kprobes list.  Then the module's exact phase and teardown report their
 # checks, and the kernel log must be clean.  "make stress" runs it alone
-# for 10 minutes.  Without jump optimization (riscv64) there is no
+# for 10 minutes.  Without jump optimization (riscv64, s390x) there is no
 # debug.kprobes-optimization to toggle, only kprobes/enabled.
 . /kptest/lib.sh
 

@@ -19,7 +19,8 @@
  * (pc, ra, sp, gp, tp, t0-t2, s0 and s1 come first), powerpc64's r3
  * (gpr[] comes first), 32-bit arm's r0.  REGS_RET_SIZE is the register's
  * size, for the program's load: a 64-bit load on 32-bit arm would take r1
- * with r0.
+ * with r0.  s390x's %r2 (args[0], the two words of the PSW, %r0 and
+ * %r1 come first).
  */
 #if defined(__x86_64__)
 #define REGS_RET_OFF	(10 * 8)
@@ -31,6 +32,8 @@
 #define REGS_RET_OFF	(3 * 8)
 #elif defined(__arm__)
 #define REGS_RET_OFF	0
+#elif defined(__s390x__)
+#define REGS_RET_OFF	(5 * 8)
 #else
 #error "which pt_regs word is the return value here?"
 #endif

@@ -47,6 +47,14 @@
  *   +16 beq, never taken (simulated)   +20 add   +24 b (simulated)
  *   +28 mov r0, #0 (skipped)   +32 ldr literal (simulated)   +36 add
  *   +40 pop {r4, pc} (simulated)
+ *
+ * s390x: 2-, 4- and 6-byte instructions, everything stepped from a slot,
+ * the PC-relative ones (larl, branches) fixed up after the step, larl's
+ * displacement rewritten for the slot:
+ *
+ *   +0 lgr (4)   +4 nopr (2)   +6 agr (4)   +10 larl (6)   +16 lg (6)
+ *   +22 ltgr (4)   +26 jz, never taken (4)   +30 agr (4)   +34 j (4)
+ *   +38 lghi %r2, 0 (skipped)   +42 br %r14 (2)
  */
 #include <linux/linkage.h>
 #ifdef CONFIG_PPC64
@@ -146,6 +154,25 @@ SYM_FUNC_END(kps_short)
 	.balign	4
 .Lkps_ten:
 	.word	10
+#elif defined(CONFIG_S390)
+SYM_FUNC_START(kps_short)
+	lgr	%r1, %r2
+	nopr
+	agr	%r2, %r1
+	larl	%r3, .Lkps_ten
+	lg	%r3, 0(%r3)
+	ltgr	%r3, %r3		/* %r3 is 10: a taken branch zeroes %r2 */
+	jz	1f
+	agr	%r2, %r3
+	j	2f
+1:	lghi	%r2, 0			/* only reached by a wrong branch */
+2:	br	%r14
+SYM_FUNC_END(kps_short)
+
+	.section .rodata
+	.balign	8
+.Lkps_ten:
+	.quad	10
 #else
 #error "kps_short: no version for this architecture"
 #endif

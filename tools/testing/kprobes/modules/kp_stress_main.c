@@ -90,11 +90,11 @@ noinline long kps_call(long x)
 #define KPS_POOL_MAX	96
 /*
  * Boundaries are looked for in the first bytes of each scanned target: on
- * arm64, riscv64, powerpc64 and 32-bit arm a little further, to reach
- * kps_short's simulated instructions.
+ * arm64, riscv64, powerpc64, 32-bit arm and s390x a little further, to
+ * reach kps_short's simulated (s390x: fixed-up) instructions.
  */
 #if defined(CONFIG_ARM64) || defined(CONFIG_RISCV) || defined(CONFIG_PPC64) || \
-    defined(CONFIG_ARM)
+    defined(CONFIG_ARM) || defined(CONFIG_S390)
 #define KPS_SCAN_BYTES	40
 #else
 #define KPS_SCAN_BYTES	24
@@ -147,6 +147,9 @@ static const struct kps_target kps_targets[] = {
 #elif defined(CONFIG_ARM)
 	/* kp_target_asm: nop, nop, adr, ldr literal, b (see its source) */
 	{ "kp_target:kp_target_asm", false, false, { 0, 8, 16, 24, 36, -1 } },
+#elif defined(CONFIG_S390)
+	/* kp_target_asm: nopr, nopr, lgrl, jnz, br (see its source) */
+	{ "kp_target:kp_target_asm", false, false, { 0, 4, 8, 18, 26, -1 } },
 #else
 	/* kp_target_asm: nop, nop, auipc, beqz, j (see its source) */
 	{ "kp_target:kp_target_asm", false, false, { 0, 8, 16, 24, 28, -1 } },
@@ -719,7 +722,8 @@ static int __init kps_build_pool(void)
  * first instruction) with a kretprobe, and a post-handler probe a few bytes
  * in (x86: +5, a mov, stepped; arm64: +12, an adr, simulated; riscv64: +4,
  * an auipc, simulated; powerpc64: +20, a branch not taken, emulated;
- * 32-bit arm: +4, an adr, simulated).
+ * 32-bit arm: +4, an adr, simulated; s390x: +10, a larl, stepped from its
+ * slot with the displacement rewritten).
  */
 #if defined(CONFIG_X86)
 #define KPS_SHORT_POST	5
@@ -729,6 +733,8 @@ static int __init kps_build_pool(void)
 #define KPS_SHORT_POST	20
 #elif defined(CONFIG_ARM)
 #define KPS_SHORT_POST	4
+#elif defined(CONFIG_S390)
+#define KPS_SHORT_POST	10
 #else
 #define KPS_SHORT_POST	4
 #endif

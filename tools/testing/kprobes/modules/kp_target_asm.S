@@ -59,6 +59,18 @@
  *   So offsets 4 to 12 are nops inside the function, and any offset that
  *   is not a multiple of 4 is inside an instruction.
  *
+ * s390x (instructions of 2, 4 or 6 bytes):
+ *   0..6  nopr x 4    (bcr 0,0) stepped
+ *   8     lgrl        a PC-relative (relative-long) load, stepped from a
+ *                     slot with its displacement rewritten
+ *   14    ltgr        stepped
+ *   18    jnz         a branch, taken, stepped (a fall-through zeroes %r2)
+ *   22    lghi
+ *   26    br %r14     stepped
+ *
+ *   So offsets 2 to 6 are nops inside the function, offsets 10 and 12
+ *   are inside the lgrl, and every odd offset is inside an instruction.
+ *
  * Either way it returns 0x6b705f7461726765 (on 32-bit arm, whose long has
  * 32 bits, 0x6b705f74).
  */
@@ -156,6 +168,23 @@ SYM_FUNC_END(kp_target_asm)
 	.balign	4
 .Lkpt_word:
 	.word	0x6b705f74
+#elif defined(CONFIG_S390)
+SYM_FUNC_START(kp_target_asm)
+	nopr
+	nopr
+	nopr
+	nopr
+	lgrl	%r2, .Lkpt_word
+	ltgr	%r2, %r2
+	jnz	1f
+	lghi	%r2, 0
+1:	br	%r14
+SYM_FUNC_END(kp_target_asm)
+
+	.section .rodata
+	.balign	8
+.Lkpt_word:
+	.quad	0x6b705f7461726765
 #else
 #error "kp_target_asm: no version for this architecture"
 #endif
