@@ -38,7 +38,7 @@ NOKPROBE_SYMBOL(kp_ftrace_fire_all);
 /*
  * The probes at @ip fire: as if int3 trapped there, then the call ran.
  * The one-probe case is written out here rather than taken from
- * kprobe_site_post_fast(): knowing the probe once, it tests its post
+ * kprobe_site_post_owed(): knowing the probe once, it tests its post
  * handler directly and writes regs->ip after the call only when one will
  * see it, a handful of instructions less per hit.
  */
