@@ -174,6 +174,16 @@ int kprobe_ftrace_prepare(struct kprobe_site *s)
  * ops the site is hooked on goes through.  csky's handler also takes the
  * site one call back (MCOUNT_INSN_SIZE before @ip), so that is looked at
  * too.  No site, or only a breakpoint one: nothing of ours to run.
+ *
+ * The handler ends without a reschedule (preempt_enable_no_resched): it
+ * runs inside the architecture's ftrace caller, which on 64-bit powerpc
+ * saves r13 (the CPU's paca) with the other registers and loads it back
+ * on the way out.  A task preempted here and moved to another CPU came
+ * back to the function with the first CPU's paca, and two CPUs then
+ * shared one paca: each changed the other's current task, preempt count
+ * and interrupt mask.  A reschedule asked for meanwhile stays pending
+ * (TIF_NEED_RESCHED) for the next preempt_enable(), interrupt exit or
+ * return to user space.
  */
 notrace void kprobe_pp_ftrace_entry(unsigned long ip, unsigned long parent_ip,
 				    struct ftrace_ops *ops,
@@ -188,7 +198,7 @@ notrace void kprobe_pp_ftrace_entry(unsigned long ip, unsigned long parent_ip,
 		s = kp_site_find(ip - MCOUNT_INSN_SIZE);
 	if (s && s->ftrace && kp_ftrace_ops_acts(s, ops))
 		kprobe_ftrace_handler(ip, parent_ip, ops, fregs);
-	preempt_enable_notrace();
+	preempt_enable_no_resched_notrace();
 }
 NOKPROBE_SYMBOL(kprobe_pp_ftrace_entry);
 #endif
