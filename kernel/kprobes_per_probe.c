@@ -20,6 +20,10 @@
 #include <linux/kdebug.h>
 #include <linux/kprobes.h>
 #include <linux/memory.h>
+#ifdef CONFIG_ARM
+#include <asm/proc-fns.h>
+#include <asm/system_misc.h>
+#endif
 
 #include "kprobes_internal.h"
 
@@ -212,6 +216,47 @@ void *__weak alloc_insn_page(void)
 {
 	return execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE);
 }
+
+#ifdef CONFIG_ARM
+/*
+ * 32-bit arm idles in plain text: default_idle_call() (noinstr) stops RCU
+ * watching the CPU (ct_cpuidle_enter()), then calls arch_cpu_idle(), and
+ * that the processor's cpu_do_idle() or a platform's arm_pm_idle().  x86
+ * and arm64 keep theirs in .cpuidle.text, inside the noinstr range that no
+ * probe may enter; arm's are ordinary functions.  A probe there is hit
+ * with RCU not watching, and arm's undefined instruction trap takes its
+ * hook lock: lockdep's lock tracepoints warn, the unlock's with the lock
+ * held.  Printing that made lockdep save a stack trace, and the unwinder,
+ * at the bottom of a secondary CPU's stack (a pc outside kernel text),
+ * called in_gate_area_no_mm(): probed as well (ftracetest's
+ * multiple_kprobes.tc), it took the CPU back into the trap and onto the
+ * lock it held, and the guest hung, stock 6.12 alike.  Nor does the trap
+ * hold off a grace period there, which the site lookup and the handlers
+ * rely on.  These functions are refused.
+ */
+int __init arch_populate_kprobe_blacklist(void)
+{
+	unsigned long idle[] = {
+		(unsigned long)arch_cpu_idle,
+#ifdef MULTI_CPU
+		(unsigned long)PROC_TABLE(_do_idle),
+#else
+		(unsigned long)cpu_do_idle,
+#endif
+		(unsigned long)arm_pm_idle,
+	};
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(idle); i++) {
+		if (!idle[i])
+			continue;
+		ret = kprobe_add_ksym_blacklist(idle[i]);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+#endif
 
 /*
  * Some architectures (s390, 32-bit arm) take their breakpoint, step and
