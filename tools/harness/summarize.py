@@ -11,7 +11,9 @@ anything failed.
 With the kernel's CONFIG, a missing self-test result is a failure when
 CONFIG_FTRACE_STARTUP_TEST is set, and a KUnit case of KNOWN_KUNIT that
 fails on a kernel with the architecture's symbol is a known failure, the
-kernel log's problem lines since the result before it with it."""
+kernel log's problem lines since the result before it with it; so is a
+boot-time self test of KNOWN_SELFTEST that says it failed, with the
+WARNING of run_tracer_selftest() after it."""
 import re
 import sys
 
@@ -37,10 +39,23 @@ KNOWN_KUNIT = {
         "address 4 GiB off (the slot is beyond the reach of its rewritten "
         "32-bit displacement) and the next load oopses",
 }
+# Boot-time self tests of upstream's that fail in this guest on the stock
+# kernel too, by the architecture's config symbol: (symbol, the line that
+# says so) -> why.  The failure is a known failure, and the kernel log's
+# WARNING that run_tracer_selftest() gives for it is not a log problem.
+KNOWN_SELFTEST = {
+    ("CONFIG_ARM", "Testing fgraph storage of 1 byte: *** Failed to execute storage byte"):
+        "upstream's function graph on 32-bit arm (stock 6.12 the same, "
+        "booted on 2026-12-02): the fgraph storage self test's return "
+        "handler never runs on its filtered function",
+}
+SELFTEST_WARNING = re.compile(r"WARNING: .* at kernel/trace/trace\.c:\d+ run_tracer_selftest\b")
 
 
-def parse(lines, known=None):
+def parse(lines, known=None, known_selftest=None):
     known = known or {}
+    known_selftest = known_selftest or {}
+    selftest_known = False  # a known self-test failure waits for its WARNING
     passed, failed, skipped, todo, bad = [], [], [], [], []
     bad_mark = 0        # len(bad) at the last KUnit result
     child_seen = {}
@@ -54,6 +69,13 @@ def parse(lines, known=None):
             if selftest:
                 (passed if selftest == "OK" else failed).append(
                     SELFTEST_NAME + ("" if selftest == "OK" else ": " + selftest))
+            continue
+        if line in known_selftest:
+            todo.append("selftest: %s # TODO %s" % (line, known_selftest[line]))
+            selftest_known = True
+            continue
+        if selftest_known and SELFTEST_WARNING.search(line):
+            selftest_known = False
             continue
         m = KPTEST.match(line)
         if m:
@@ -106,11 +128,16 @@ def known_kunit(symbols):
     return {case: why for (sym, case), why in KNOWN_KUNIT.items() if sym in symbols}
 
 
+def known_selftests(symbols):
+    return {line: why for (sym, line), why in KNOWN_SELFTEST.items() if sym in symbols}
+
+
 def main():
     path = sys.argv[1]
     symbols = config_symbols(sys.argv[2]) if len(sys.argv) > 2 else set()
     with open(path, errors="replace") as f:
-        passed, failed, skipped, todo, bad, done, selftest_seen = parse(f, known_kunit(symbols))
+        passed, failed, skipped, todo, bad, done, selftest_seen = parse(
+            f, known_kunit(symbols), known_selftests(symbols))
     if "CONFIG_FTRACE_STARTUP_TEST" in symbols and not selftest_seen:
         failed.append(SELFTEST_NAME + ": not in the log")
     if bad:
