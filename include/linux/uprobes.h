@@ -233,6 +233,12 @@ bool arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs);
 int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs);
 int arch_uprobe_post_xol(struct arch_uprobe *aup, struct pt_regs *regs);
 bool arch_uprobe_xol_was_trapped(struct task_struct *tsk);
+/*
+ * A breakpoint trap while @aup's copy is being stepped: is it the step's
+ * end, the kernel having carried the copy out without the step's trap?
+ * (weak: never; x86's UMIP emulation, see arch/x86/kernel/uprobes.c)
+ */
+bool arch_uprobe_step_skipped(struct arch_uprobe *aup, struct pt_regs *regs);
 #ifdef UPROBE_FILE_HDR_BYTES
 /* From the first UPROBE_FILE_HDR_BYTES of the file: the kind of its code. */
 void arch_uprobe_file_mode(struct arch_uprobe *aup, const u8 *hdr);

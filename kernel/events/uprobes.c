@@ -1543,8 +1543,12 @@ fail:
 
 int uprobe_pre_sstep_notifier(struct pt_regs *regs)
 {
+	struct uprobe_task *utask = current->utask;
 	struct mm_struct *mm = current->mm;
 
+	if (unlikely(utask && utask->active) && utask->state == UTASK_SSTEP &&
+	    arch_uprobe_step_skipped(&utask->active->arch, regs))
+		return uprobe_post_sstep_notifier(regs);
 	if (!mm || (!test_bit(MMF_HAS_UPROBES, &mm->flags) &&
 		    !(current->utask && current->utask->return_instances)))
 		return 0;

@@ -195,6 +195,13 @@ bool __weak arch_uprobe_emulated(struct arch_uprobe *aup)
 	return false;
 }
 
+/* Nothing but the step's own trap ends a step. */
+bool __weak arch_uprobe_step_skipped(struct arch_uprobe *aup,
+				     struct pt_regs *regs)
+{
+	return false;
+}
+
 /* Every process can run every site's code. */
 bool __weak arch_uprobe_mm_supported(struct arch_uprobe *aup,
 				     struct mm_struct *mm)

@@ -41,8 +41,9 @@ x86_64|x86)
 	kp_deb_arch=amd64
 	kp_console=ttyS0
 	# SMAP on, so that the kernel's user-access rules hold in the guest
-	# (a probe's detour must not run its handlers with AC set).
-	kp_qemu=(qemu-system-x86_64 -machine pc -cpu qemu64,+smap)
+	# (a probe's detour must not run its handlers with AC set); UMIP, so
+	# that the kernel emulates user sgdt, sidt and smsw (config/base.config).
+	kp_qemu=(qemu-system-x86_64 -machine pc -cpu qemu64,+smap,+umip)
 	# The i386 test program's compiler: Debian's cross compiler, since
 	# gcc-multilib conflicts with every other architecture's.
 	kp_ucc32=i686-linux-gnu-gcc

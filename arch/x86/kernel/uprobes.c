@@ -698,6 +698,29 @@ int arch_uprobe_pre_xol(struct arch_uprobe *a, struct pt_regs *regs)
 	return 0;
 }
 
+/**
+ * arch_uprobe_step_skipped() - did the kernel carry the stepped copy out?
+ * @a: the site being stepped
+ * @regs: at a breakpoint trap during the step
+ *
+ * UMIP's emulation of sgdt, sidt and smsw, a SEV-ES or TDX guest's of
+ * cpuid: the kernel moved ip past the copy without the debug trap, and the
+ * thread ran into the int3 that follows the copy in its slot.  That is
+ * where the step ends, as the trap would have ended it: ip goes back to
+ * the end of the copy.
+ *
+ * Return: true when @regs is at that int3.
+ */
+bool arch_uprobe_step_skipped(struct arch_uprobe *a, struct pt_regs *regs)
+{
+	unsigned long end = current->utask->xol_vaddr + a->len;
+
+	if (regs->ip != end + INT3_INSN_SIZE)
+		return false;
+	regs->ip = end;
+	return true;
+}
+
 /*
  * Undo what arch_uprobe_pre_xol() set up.  TF goes back to the thread's
  * own, except after a popf that ran (@ran): the flags are then the ones

@@ -7,7 +7,8 @@
 #    call/jmp direct, through a register and through memory, jcc rel8 and
 #    rel32, loop, jecxz, ret and ret $4, inc/dec (REX prefixes in 64-bit
 #    code), daa, moves, absolute loads and stores, lea, leave, sub %esp,
-#    rep movsb), emulated and stepped ones: every case records the same
+#    rep movsb, sgdt, sidt and smsw, which the kernel emulates under UMIP),
+#    emulated and stepped ones: every case records the same
 #    registers, flags and stack words with the probes as without, and each
 #    probe fires exactly once per run of its case;
 #  - debugfs uprobes/list: no site of the 32-bit file is a jump or boosted;

@@ -6,6 +6,8 @@
 #  - return probes on a function returning with "ret $8" and its caller;
 #  - a probed popfq that sets TF: the program's own single-step trap;
 #  - the return trampoline reached with nothing pending (SIGILL);
+#  - probed sgdt, sidt and smsw, which the kernel emulates under UMIP
+#    (the guest's CPU has it): the step ends without its debug trap;
 #  - a per-process probe (register_uprobe(), samples/uprobes) on a process
 #    that maps the probed text a second time: only the address asked for
 #    counts, in task context and in the trap, entries and returns.
@@ -17,7 +19,9 @@ need /sys/bus/event_source/devices/uprobe/type
 need "$prog"
 rc=0
 kmark
-for mode in stack retimm popf tramp; do
+check "the CPU has UMIP: sgdt, sidt and smsw from user space are emulated" \
+	grep -qw umip /proc/cpuinfo || rc=1
+for mode in stack retimm popf tramp umip; do
 	"$prog" $mode 20 || rc=1
 done
 

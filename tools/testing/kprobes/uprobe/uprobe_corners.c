@@ -23,6 +23,11 @@
  *                              as the return address of a probed function
  *                              entered by a jump (no instance; its return
  *                              is SIGILL)
+ *   uprobe_corners umip [N]    probes on sgdt, sidt and smsw to memory,
+ *                              which the kernel emulates under UMIP (no
+ *                              trap after the stepped copy): each stores
+ *                              what it stores unprobed, each probe counts
+ *                              N, no signal
  *   uprobe_corners twomap FILE N M   map the page of twin_fn() again,
  *                              print "pid P addr A" (twin_fn), wait until
  *                              FILE exists, call the copy N times and the
@@ -119,6 +124,16 @@ asm(
 "call_via:\n"
 "	push %rsi\n"
 "	jmp *%rdi\n"
+/* desc_fn(buf): the descriptor tables' registers and the MSW into buf. */
+"	.globl desc_fn, sgdt_probe, sidt_probe, smsw_probe\n"
+"desc_fn:\n"
+"sgdt_probe:\n"
+"	sgdt (%rdi)\n"
+"sidt_probe:\n"
+"	sidt 16(%rdi)\n"
+"smsw_probe:\n"
+"	smsw 32(%rdi)\n"
+"	ret\n"
 /* twin_fn(): position independent, for a second mapping of its page. */
 "	.globl twin_fn\n"
 "	.balign 4096\n"
@@ -141,6 +156,8 @@ unsigned long ra_fn(void);
 void jump_to(unsigned long addr);
 void call_via(void (*fn)(void), unsigned long ret);
 void twin_fn(void);
+void desc_fn(unsigned char *buf);
+extern char sgdt_probe[], sidt_probe[], smsw_probe[];
 
 static char exe[4096];
 static int pmu_type, ret_bit;
@@ -422,6 +439,38 @@ static void tramp_case(void)
 	close(fd);
 }
 
+/* ---- instructions the kernel emulates in the step ---- */
+
+static void umip_case(int n)
+{
+	static char *const at[] = { sgdt_probe, sidt_probe, smsw_probe };
+	static const char *const name[] = { "sgdt", "sidt", "smsw" };
+	unsigned char ref[48], got[48];
+	int fd[3], i, bad = 0;
+
+	memset(ref, 0, sizeof(ref));
+	desc_fn(ref);
+	for (i = 0; i < 3; i++) {
+		fd[i] = probe(at[i], 0, 0);
+		if (fd[i] < 0)
+			return;
+	}
+	for (i = 0; i < n; i++) {
+		memset(got, 0, sizeof(got));
+		desc_fn(got);
+		if (memcmp(got, ref, sizeof(got)))
+			bad++;
+	}
+	result(!bad, "umip: probed sgdt, sidt and smsw store what they store unprobed in %d calls (%d differ)",
+	       n, bad);
+	for (i = 0; i < 3; i++) {
+		result(count_of(fd[i]) == (uint64_t)n,
+		       "umip: the probe on %s counted %d (got %lld)", name[i], n,
+		       (long long)count_of(fd[i]));
+		close(fd[i]);
+	}
+}
+
 /* ---- the same text mapped twice ---- */
 
 static int twomap(const char *file, int n, int m)
@@ -475,6 +524,8 @@ int main(int argc, char **argv)
 		popf_case(n);
 	else if (!strcmp(argv[1], "tramp"))
 		tramp_case();
+	else if (!strcmp(argv[1], "umip"))
+		umip_case(n);
 	else
 		return 2;
 	return failures ? 1 : 0;

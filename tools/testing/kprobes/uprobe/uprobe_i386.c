@@ -140,6 +140,10 @@ asm(
 "	CASE leave, \"push %ebp; mov %esp, %ebp; lea -24(%esp), %esp\", \"leave\"\n"
 "	CASE sub_esp, \"\", \"sub $64, %esp; add $64, %esp; pushl $0x8d5; popfl\"\n"
 "	CASE rep_movsb, \"mov $rep_src, %esi; mov $rep_dst, %edi; mov $9, %ecx\", \"rep movsb\"\n"
+/* Under UMIP the kernel emulates these three (no trap after the step). */
+"	CASE sgdt, \"\", \"sgdt desc_out; mov desc_out, %esi; mov desc_out+2, %edi\"\n"
+"	CASE sidt, \"\", \"sidt desc_out; mov desc_out, %esi; mov desc_out+2, %edi\"\n"
+"	CASE smsw, \"\", \"smsw desc_out; movzwl desc_out, %esi\"\n"
 "	.type ret_fn, @function\n"
 "	.globl probe_ret_fn\n"
 "ret_fn:\n"
@@ -154,6 +158,7 @@ asm(
 "	push %edi\n"
 "	ret\n"
 "	.data\n"
+"desc_out: .skip 8\n"
 "jt_target: .long jt_label\n"
 "ct_target: .long ct_fn\n"
 "	.text\n"
@@ -200,7 +205,8 @@ asm(
 	X(call_mem) X(jmp) X(jmp_reg) X(jmp_mem) X(jcc_taken) X(jcc_not) \
 	X(jcc32) X(loop) X(jecxz) X(ret) X(ret_imm) X(inc) X(dec) X(daa) \
 	X(plain) X(xchg) X(mov_rr) X(mov_abs) X(mov_moffs) X(store_abs) \
-	X(lea_base) X(lea_abs) X(lea_sib) X(leave) X(sub_esp) X(rep_movsb)
+	X(lea_base) X(lea_abs) X(lea_sib) X(leave) X(sub_esp) X(rep_movsb) \
+	X(sgdt) X(sidt) X(smsw)
 
 #define DECL(n) extern char probe_##n[]; void case_##n(void);
 CASES(DECL)
