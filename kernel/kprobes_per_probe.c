@@ -17,9 +17,11 @@
  */
 #include <linux/cpu.h>
 #include <linux/execmem.h>
+#include <linux/hash.h>
 #include <linux/kdebug.h>
 #include <linux/kprobes.h>
 #include <linux/memory.h>
+#include <linux/slab.h>
 #ifdef CONFIG_ARM
 #include <asm/proc-fns.h>
 #include <asm/system_misc.h>
@@ -113,6 +115,117 @@ void arch_kprobe_site_describe(struct kprobe_site *s, struct kprobe *p)
 	p->ainsn = s->arch.kp.ainsn;
 }
 
+#ifdef CONFIG_S390
+/*
+ * s390's program check handler gives the interrupted context its interrupt
+ * mask back before the breakpoint reaches kprobe_handler(), so a task that
+ * ran into a breakpoint may be preempted before it looks up the site.  If
+ * the breakpoint is taken out and its site unhashed meanwhile, the lookup
+ * finds nothing and upstream's handler reports an illegal operation (an
+ * oops), where x86 would run the instruction now back at the address.
+ *
+ * So every breakpoint taken out leaves a tombstone at its address for an
+ * RCU-tasks grace period, which no task preempted in that window ends
+ * before it has gone on: a breakpoint trap in the kernel that no site
+ * claims but a tombstone marks goes back to the address and runs what is
+ * there now.  A genuinely illegal instruction has no tombstone and still
+ * oopses.
+ */
+struct kp_pp_tomb {
+	struct hlist_node node;
+	unsigned long addr;
+	struct rcu_head rcu;
+};
+
+#define KP_PP_TOMB_BITS	6
+static struct hlist_head kp_pp_tombs[1 << KP_PP_TOMB_BITS];
+static DEFINE_SPINLOCK(kp_pp_tomb_lock);
+
+static struct hlist_head *kp_pp_tomb_bucket(unsigned long addr)
+{
+	return &kp_pp_tombs[hash_long(addr, KP_PP_TOMB_BITS)];
+}
+
+static void kp_pp_tomb_expire(struct rcu_head *head)
+{
+	struct kp_pp_tomb *t = container_of(head, struct kp_pp_tomb, rcu);
+
+	spin_lock_bh(&kp_pp_tomb_lock);
+	hlist_del_rcu(&t->node);
+	spin_unlock_bh(&kp_pp_tomb_lock);
+	/* Readers under rcu_read_lock() may still be looking at it. */
+	kfree_rcu(t, rcu);
+}
+
+/* Before @s's breakpoint is taken out. */
+static void kp_pp_tomb_add(struct kprobe_site *s)
+{
+	struct kp_pp_tomb *t = kmalloc(sizeof(*t), GFP_KERNEL);
+
+	/* Without memory: the race stays as upstream has it. */
+	if (!t)
+		return;
+	t->addr = (unsigned long)s->addr;
+	spin_lock_bh(&kp_pp_tomb_lock);
+	hlist_add_head_rcu(&t->node, kp_pp_tomb_bucket(t->addr));
+	spin_unlock_bh(&kp_pp_tomb_lock);
+	call_rcu_tasks(&t->rcu, kp_pp_tomb_expire);
+}
+
+static bool kp_pp_tomb_at(unsigned long addr)
+{
+	struct kp_pp_tomb *t;
+	bool found = false;
+
+	rcu_read_lock();
+	hlist_for_each_entry_rcu(t, kp_pp_tomb_bucket(addr), node) {
+		if (t->addr == addr) {
+			found = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+NOKPROBE_SYMBOL(kp_pp_tomb_at);
+
+/*
+ * A breakpoint trap in the kernel that upstream's handler did not claim:
+ * restart at the address if a breakpoint of ours was taken out there.  The
+ * trap's address is the PSW's less the instruction length it reports.
+ */
+static bool kp_pp_bpt_gone(struct pt_regs *regs)
+{
+	unsigned long addr = regs->psw.addr - (regs->int_code >> 16);
+
+	if (user_mode(regs) || !kp_pp_tomb_at(addr))
+		return false;
+	regs->psw.addr = addr;
+	return true;
+}
+NOKPROBE_SYMBOL(kp_pp_bpt_gone);
+
+/* The die notifier: upstream's handler, then the tombstones. */
+static int kp_pp_exceptions_notify(struct notifier_block *self,
+				   unsigned long val, void *data)
+{
+	struct die_args *args = data;
+	int ret = kprobe_exceptions_notify(self, val, data);
+
+	if (ret == NOTIFY_DONE && val == DIE_BPT && kp_pp_bpt_gone(args->regs))
+		ret = NOTIFY_STOP;
+	return ret;
+}
+NOKPROBE_SYMBOL(kp_pp_exceptions_notify);
+#define KP_PP_DIE_NOTIFY	kp_pp_exceptions_notify
+#else
+static void kp_pp_tomb_add(struct kprobe_site *s)
+{
+}
+
+#define KP_PP_DIE_NOTIFY	kprobe_exceptions_notify
+#endif
+
 void arch_arm_kprobe_site(struct kprobe_site *s)
 {
 	kp_pp_text_lock();
@@ -122,6 +235,7 @@ void arch_arm_kprobe_site(struct kprobe_site *s)
 
 void arch_disarm_kprobe_site(struct kprobe_site *s)
 {
+	kp_pp_tomb_add(s);
 	kp_pp_text_lock();
 	arch_disarm_kprobe(&s->arch.kp);
 	kp_pp_text_unlock();
@@ -132,6 +246,9 @@ static void kp_pp_poke_sites(struct list_head *sites, bool arm)
 {
 	struct kprobe_site *s;
 
+	if (!arm)
+		list_for_each_entry(s, sites, poke)
+			kp_pp_tomb_add(s);
 	kp_pp_text_lock();
 	list_for_each_entry(s, sites, poke) {
 		if (arm)
@@ -271,7 +388,7 @@ int __weak kprobe_exceptions_notify(struct notifier_block *self,
 NOKPROBE_SYMBOL(kprobe_exceptions_notify);
 
 static struct notifier_block kp_pp_die_nb = {
-	.notifier_call = kprobe_exceptions_notify,
+	.notifier_call = KP_PP_DIE_NOTIFY,
 	/* Before anyone else on the chain: the event may be a probe's. */
 	.priority = INT_MAX,
 };

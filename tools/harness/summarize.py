@@ -33,11 +33,10 @@ SELFTEST_NAME = "selftest: kprobe tracing (CONFIG_FTRACE_STARTUP_TEST)"
 # by the architecture's config symbol: (symbol, case) -> why.
 KNOWN_KUNIT = {
     ("CONFIG_S390", "test_stacktrace_on_nested_kretprobe"):
-        "upstream's s390 code (stock 6.12 the same, booted by hand on "
-        "2026-11-27): the larl at "
-        "kprobe_stacktrace_internal_target+0 stepped from its slot loads an "
-        "address 4 GiB off (the slot is beyond the reach of its rewritten "
-        "32-bit displacement) and the next load oopses",
+        "upstream's s390 code under QEMU's TCG (stock 6.12 the same: "
+        "make test-stock ARCH=s390x of 2026-12-02, same PSW and %r2): the "
+        "larl at kprobe_stacktrace_internal_target+0 stepped from its slot "
+        "loads an address 4 GiB off and the next load oopses",
 }
 # Boot-time self tests of upstream's that fail in this guest on the stock
 # kernel too, by the architecture's config symbol: (symbol, the line that

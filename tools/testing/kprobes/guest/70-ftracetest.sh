@@ -117,6 +117,21 @@ if [ -n "$alone" ]; then
 	fi
 	mv "$list.new" "$list"
 fi
+
+# s390x under QEMU 7.2 (Debian 12's) loses the condition code of a stepped
+# instruction (s390_cc_lost in lib.sh).  kprobe_insn_boundary.tc probes
+# every instruction of kernel_clone's first 256 bytes, compares among
+# them, and the fork it makes then goes astray and oopses (stock 6.12 the
+# same, at the same place).  When the check shows the loss, the case is
+# not run and is reported as a known failure.
+if [ "$(uname -m)" = s390x ] && grep -q '/kprobe_insn_boundary\.tc$' "$list" &&
+   s390_cc_lost; then
+	grep -v '/kprobe_insn_boundary\.tc$' "$list" > "$list.new"
+	mv "$list.new" "$list"
+	echo "not ok - ftrace: kprobe/kprobe_insn_boundary.tc: not run # TODO" \
+		"$s390_cc_why: the case's probes on kernel_clone's compares send" \
+		"its fork astray and the guest oopses, stock 6.12 too"
+fi
 total=$(grep -c . "$list")
 
 # report I RESULT LOG: the result line of the I-th case of the list.

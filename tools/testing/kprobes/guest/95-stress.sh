@@ -59,6 +59,16 @@ workload_loop() {
 	done
 }
 
+# s390x under QEMU 7.2: a stepped instruction loses the condition code it
+# sets (s390_cc_lost in lib.sh), so the churn's probes on compares (every
+# boundary of kps_short, snprintf, sort_r) make those functions compute
+# wrong results, on any kernel.  Checked before the churn: then a wrong
+# result is reported as a known failure; every other check stands.
+cc_todo=
+if [ "$(uname -m)" = s390x ] && s390_cc_lost; then
+	cc_todo=$s390_cc_why
+fi
+
 kmark
 if ! load kp_stress seconds="$secs"; then
 	notok "kp_stress.ko loads"
@@ -81,7 +91,14 @@ if ! grep -q '^ok - churn ran' "$KP_TMP/result"; then
 	notok "kp_stress reports its result"
 	diag_file "$KP_TMP/result"
 fi
-grep -E '^(not )?ok - ' "$KP_TMP/result" | sed 's/^\(not \)\{0,1\}ok - /&stress: /'
+grep -E '^(not )?ok - ' "$KP_TMP/result" | sed 's/^\(not \)\{0,1\}ok - /&stress: /' |
+	while IFS= read -r line; do
+		case "$line" in
+		"not ok - stress: probed functions computed the right results"*)
+			[ -n "$cc_todo" ] && line="$line # TODO $cc_todo" ;;
+		esac
+		echo "$line"
+	done
 check "kp_stress.ko unloads" rmmod kp_stress
 check "no probe is left in the list" test ! -s "$KP_LIST"
 check_klog

@@ -14,5 +14,9 @@ int kp_target_init_func(int x);
  * nop, adr, loads, ALU and a branch.
  */
 unsigned long kp_target_asm(void);
+#ifdef CONFIG_S390
+/* 1, or 0 when a stepped ltgr loses its condition code (kp_target_asm.S). */
+unsigned long kp_target_cc(void);
+#endif
 
 #endif /* KP_TARGET_H */

@@ -181,6 +181,28 @@ SYM_FUNC_START(kp_target_asm)
 1:	br	%r14
 SYM_FUNC_END(kp_target_asm)
 
+/*
+ * kp_target_cc: returns 1, or 0 when the condition code that the ltgr at
+ * +6 sets (2: %r2 is positive) does not reach the jnz after it.  The cr at
+ * +0 leaves condition code 0 before it, so a step of the ltgr that loses
+ * its condition code (QEMU 7.2's TCG under a PER instruction-fetch event)
+ * shows as 0.
+ *   0   cr %r0,%r0   condition code 0
+ *   2   lghi %r2,1
+ *   6   ltgr %r2,%r2 condition code 2: the probe goes here
+ *   10  jnz          taken
+ *   14  lghi %r2,0
+ *   18  br %r14
+ */
+SYM_FUNC_START(kp_target_cc)
+	cr	%r0, %r0
+	lghi	%r2, 1
+	ltgr	%r2, %r2
+	jnz	1f
+	lghi	%r2, 0
+1:	br	%r14
+SYM_FUNC_END(kp_target_cc)
+
 	.section .rodata
 	.balign	8
 .Lkpt_word:

