@@ -11,15 +11,28 @@
 #  - two CPUs call the probed function while the knob goes back and forth:
 #    not one hit is lost; then while debugfs "enabled" goes back and forth:
 #    no more hits than calls, and every call is hit again afterwards.
+#
+# 64-bit powerpc (upstream's optprobes.c) optimizes kernel text only: its
+# detour buffer is a page of the kernel's text, and a module's text, in
+# vmalloc space, is out of reach of a relative branch.  What it optimizes
+# there is the probe powerpc's rethook puts on its return trampoline at
+# boot (a nop), through which every kretprobe returns, so that probe is
+# the one watched: it is [OPTIMIZED] after boot, the knob takes it away
+# and brings it back, and a kretprobe (kp_probe.ko ret=1) on
+# kp_target_func counts every return exactly, also while two CPUs call it
+# and the knob goes back and forth.  debugfs "enabled" is not toggled
+# there: disarming every probe takes out the trampoline's own, which a
+# return in flight then needs (upstream's powerpc rethook).
 . /kptest/lib.sh
 case "$(uname -m)" in
 x86_64)		OFF=5 ;;
 aarch64)	OFF=24 ;;
 armv7l)		OFF=20 ;;
-*)		skip "${0##*/} on $(uname -m)" "jump optimization is x86_64, arm64 and 32-bit arm only"
+ppc64le)	OFF= ;;
+*)		skip "${0##*/} on $(uname -m)" "jump optimization is x86_64, arm64, 32-bit arm and powerpc64 only"
 		exit 0 ;;
 esac
-OFFX=$(printf '0x%x' "$OFF")
+OFFX=$(printf '0x%x' "${OFF:-0}")
 
 KNOB=/proc/sys/debug/kprobes-optimization
 need "$KNOB"
@@ -38,9 +51,12 @@ check "the knob reads 0" test "$(cat "$KNOB")" = 0
 check "the knob takes 1" knob_set 1
 check "the knob reads 1" test "$(cat "$KNOB")" = 1
 
-# opt_state: the status tags of the probe on kp_target_asm+OFF.
+# opt_state: the status tags of the probe on kp_target_asm+OFF (powerpc64:
+# the one on its return trampoline).
+OPT_AT=kp_target_asm+$OFFX
+[ -z "$OFF" ] && OPT_AT=arch_rethook_trampoline+0x0
 opt_state() {
-	list_sym kp_target_asm k | awk -v at="kp_target_asm+$OFFX" '$3 == at { print $NF }'
+	list_sym "${OPT_AT%+*}" k | awk -v at="$OPT_AT" '$3 == at { print $NF }'
 }
 # wait_opt WANT: poll until the probe is [OPTIMIZED] (WANT=1) or not (0),
 # up to 30 s (the optimizer waits for an RCU-tasks grace period).
@@ -97,6 +113,50 @@ toggled_calls() {
 if ! check "insmod kp_target.ko" load kp_target; then
 	check_klog
 	exit 1
+fi
+
+# powerpc64: the return trampoline's probe and a kretprobe through it.
+if [ -z "$OFF" ]; then
+	check "the return trampoline's probe becomes [OPTIMIZED] within 30 s" wait_opt 1 || show_list
+	if check "kp_probe.ko ret=1 on kp_target_func (returns through the trampoline)" \
+		probe_load sym=kp_target:kp_target_func ret=1; then
+		b=$(hits)
+		target_call 20
+		a=$(hits)
+		check "the kretprobe fires through the optimized trampoline (20 calls: $b -> $a)" \
+			test "$((a - b))" = 20
+
+		knob_set 0
+		check "knob 0: [OPTIMIZED] goes at once ($(opt_state))" wait_opt 0
+		b=$(hits)
+		target_call 20
+		a=$(hits)
+		check "knob 0: the kretprobe fires through the trampoline's breakpoint (20 calls: $b -> $a)" \
+			test "$((a - b))" = 20
+		knob_set 1
+		check "knob 1: [OPTIMIZED] comes back" wait_opt 1 || show_list
+
+		cpus=$(grep -c '^processor' /proc/cpuinfo)
+		if [ "$cpus" -ge 2 ]; then
+			toggled_calls "$KNOB"
+			check "two CPUs made their calls while the knob toggled" test "$ran" = 00
+			check "knob toggling lost no return ($got of 600 calls)" test "$got" = 600
+			check "the knob ends at 1 and the probe [OPTIMIZED] again" wait_opt 1
+		else
+			skip "toggling while two CPUs call" "only $cpus CPU online"
+		fi
+		b=$(hits)
+		target_call 20
+		a=$(hits)
+		check "every return is hit afterwards (20 calls: $b -> $a)" test "$((a - b))" = 20
+		n=$(probe_count nmissed)
+		check "no missed hits ($n)" test "$n" = 0
+		check "rmmod kp_probe" unload kp_probe
+	fi
+	check "rmmod kp_target" unload kp_target
+	knob_set 1
+	check_klog
+	exit 0
 fi
 
 if check "kp_probe.ko with a post handler on kp_target_asm+$OFF" \

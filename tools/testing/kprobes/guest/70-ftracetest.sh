@@ -102,8 +102,13 @@ done
 # does not leave); ours gets further, to riscv_v_context_nesting_end(),
 # which runs on the way into the trap of a stepped instruction: a nested
 # hit riscv cannot recover from (BUG()), and is_valid_bugaddr(), on the
-# BUG()'s own trap path, is probed as well.  There it is not run, and is
-# reported as a known failure.
+# BUG()'s own trap path, is probed as well.  On 64-bit powerpc (6.12) it
+# does too, on stock and on ours alike: among the 256 is
+# do_program_check(), which traps.c's program check handler calls and
+# which calls kprobe_handler(), and which is not NOKPROBE_SYMBOL(): once
+# its probe is armed, each breakpoint hit traps again inside its own trap
+# handling, and the guest never comes back.  There it is not run either,
+# and is reported as a known failure.
 alone=$(grep '/multiple_kprobes\.tc$' "$list")
 if [ -n "$alone" ]; then
 	grep -v '/multiple_kprobes\.tc$' "$list" > "$list.new"
@@ -111,6 +116,11 @@ if [ -n "$alone" ]; then
 		echo "not ok - ftrace: ${alone#$FT/test.d/}: not run # TODO it brings" \
 			"down riscv 6.12, stock too: functions of riscv's trap path" \
 			"(riscv_v_context_nesting_end, is_valid_bugaddr) take probes"
+		alone=
+	elif [ "$(uname -m)" = ppc64le ]; then
+		echo "not ok - ftrace: ${alone#$FT/test.d/}: not run # TODO it brings" \
+			"down powerpc64 6.12, stock too: do_program_check(), on the" \
+			"breakpoint's own trap path, takes a probe"
 		alone=
 	else
 		echo "$alone" >> "$list.new"

@@ -106,6 +106,9 @@ static long long count_of(int fd)
 	return (long long)v;
 }
 
+/* The address of the last probe list_lines() counted. */
+static unsigned long long listed_addr;
+
 /*
  * Lines of the kprobes list on SYM+0x... with type T ('k' or 'r'): the
  * function's entry is +0x0, or +0x4 after an endbr64 (IBT).
@@ -121,8 +124,10 @@ static int list_lines(const char *sym, char t)
 	snprintf(want, sizeof(want), "%s+0x", sym);
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%63s %7s %255s", addr, type, where) == 3 &&
-		    type[0] == t && !strncmp(where, want, strlen(want)))
+		    type[0] == t && !strncmp(where, want, strlen(want))) {
+			listed_addr = strtoull(addr, NULL, 16);
 			n++;
+		}
 	}
 	fclose(f);
 	return n;
@@ -213,7 +218,27 @@ int main(int argc, char **argv)
 	round_trip(what, type, 0, sym, 0, 'k', n);
 
 	snprintf(what, sizeof(what), "kprobe on %s by address", sym);
+#if defined(__powerpc64__) && defined(_CALL_ELF) && _CALL_ELF == 2
+	/*
+	 * 64-bit powerpc, ELFv2: kallsyms gives a function's global entry,
+	 * which the kernel's own calls skip (they enter at the local entry,
+	 * after the TOC set-up), so a probe there never fires on a fork, on
+	 * stock either.  By address, the probe goes where the probe by name
+	 * went (its list line while open): the local entry or the ftrace
+	 * call site.
+	 */
+	listed_addr = 0;
+	fd = open_kprobe(type, 0, sym, 0, 0);
+	if (fd >= 0) {
+		list_lines(sym, 'k');
+		close(fd);
+	}
+	addr = listed_addr;
+	printf("# %s: powerpc64, the address the probe by name was put at: 0x%llx (kallsyms: 0x%llx)\n",
+	       what, addr, ksym_addr(sym));
+#else
 	addr = ksym_addr(sym);
+#endif
 	if (addr)
 		round_trip(what, type, 0, sym, addr, 'k', n);
 	else

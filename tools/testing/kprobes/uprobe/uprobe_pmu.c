@@ -418,6 +418,19 @@ __attribute__((noinline)) long target_wait(long x)
 	return x + 1;
 }
 
+/*
+ * On 64-bit powerpc (ELFv2) target_wait() sets up its TOC pointer (it
+ * calls into libc), so a direct call from this file enters at its local
+ * entry, past the global entry its address names and the probes sit on:
+ * there it is called through a pointer, which enters at the global entry
+ * (as a call from another object would).
+ */
+#if defined(__powerpc64__) && defined(_CALL_ELF) && _CALL_ELF == 2
+static long (*volatile target_wait_fn)(long) = target_wait;
+#else
+#define target_wait_fn target_wait
+#endif
+
 struct kp_late {
 	int type, ret_bit, fd;
 	unsigned long off;
@@ -466,7 +479,7 @@ static void late_return_case(int type, int ret_bit)
 	ioctl(early, PERF_EVENT_IOC_ENABLE, 0);
 	if (pthread_create(&th, NULL, thread_late, &l))
 		return;
-	r = target_wait(41);
+	r = target_wait_fn(41);
 	pthread_join(th, NULL);
 	result(r == 42 && l.fd >= 0, "late return probe: opened while the call waited inside (returned %ld)",
 	       r);
@@ -479,7 +492,7 @@ static void late_return_case(int type, int ret_bit)
 	/* The next call goes straight through: inside and go are written. */
 	if (write(kp_go[1], &c, 1) != 1)
 		return;
-	r = target_wait(1);
+	r = target_wait_fn(1);
 	if (read(kp_inside[0], &c, 1) != 1)
 		r = -1;
 	result(r == 2 && count_of(early) == 2 && count_of(l.fd) == 1,
