@@ -1550,7 +1550,7 @@ int uprobe_pre_sstep_notifier(struct pt_regs *regs)
 	    arch_uprobe_step_skipped(&utask->active->arch, regs))
 		return uprobe_post_sstep_notifier(regs);
 	if (!mm || (!test_bit(MMF_HAS_UPROBES, &mm->flags) &&
-		    !(current->utask && current->utask->return_instances)))
+		    !(utask && utask->return_instances)))
 		return 0;
 	if (uprobe_seeds_none() || !uprobe_seed_trap_handlers(regs))
 		set_thread_flag(TIF_UPROBE);

@@ -110,6 +110,22 @@ toggled_calls() {
 	got=$(($(hits) - _b))
 }
 
+# knob_round WHAT: the calls of toggled_calls on the optimization knob:
+# both CPUs ran, no WHAT (hit, return) lost, the probe [OPTIMIZED] again.
+# With one CPU online, one skip line and status 1.
+knob_round() {
+	cpus=$(grep -c '^processor' /proc/cpuinfo)
+	if [ "$cpus" -lt 2 ]; then
+		skip "toggling while two CPUs call" "only $cpus CPU online"
+		return 1
+	fi
+	toggled_calls "$KNOB"
+	check "two CPUs made their calls while the knob toggled" test "$ran" = 00
+	check "knob toggling lost no $1 ($got of 600 calls)" test "$got" = 600
+	check "the knob ends at 1 and the probe [OPTIMIZED] again" wait_opt 1
+	return 0
+}
+
 if ! check "insmod kp_target.ko" load kp_target; then
 	check_klog
 	exit 1
@@ -136,15 +152,7 @@ if [ -z "$OFF" ]; then
 		knob_set 1
 		check "knob 1: [OPTIMIZED] comes back" wait_opt 1 || show_list
 
-		cpus=$(grep -c '^processor' /proc/cpuinfo)
-		if [ "$cpus" -ge 2 ]; then
-			toggled_calls "$KNOB"
-			check "two CPUs made their calls while the knob toggled" test "$ran" = 00
-			check "knob toggling lost no return ($got of 600 calls)" test "$got" = 600
-			check "the knob ends at 1 and the probe [OPTIMIZED] again" wait_opt 1
-		else
-			skip "toggling while two CPUs call" "only $cpus CPU online"
-		fi
+		knob_round return
 		b=$(hits)
 		target_call 20
 		a=$(hits)
@@ -179,13 +187,7 @@ if check "kp_probe.ko without a post handler on kp_target_asm+$OFF" \
 	knob_set 1
 	check "knob 1: [OPTIMIZED] comes back" wait_opt 1 || show_list
 
-	cpus=$(grep -c '^processor' /proc/cpuinfo)
-	if [ "$cpus" -ge 2 ]; then
-		toggled_calls "$KNOB"
-		check "two CPUs made their calls while the knob toggled" test "$ran" = 00
-		check "knob toggling lost no hit ($got of 600 calls)" test "$got" = 600
-		check "the knob ends at 1 and the probe [OPTIMIZED] again" wait_opt 1
-
+	if knob_round hit; then
 		toggled_calls "$KP_ENABLED"
 		check "two CPUs made their calls while enabled toggled" test "$ran" = 00
 		check "enabled toggling: at most one hit per call ($got of 600)" test "$got" -le 600
@@ -194,8 +196,6 @@ if check "kp_probe.ko without a post handler on kp_target_asm+$OFF" \
 		target_call 20
 		a=$(hits)
 		check "every call is hit again afterwards (20 calls: $b -> $a)" test "$((a - b))" = 20
-	else
-		skip "toggling while two CPUs call" "only $cpus CPU online"
 	fi
 	n=$(probe_count nmissed)
 	check "no missed hits ($n)" test "$n" = 0
