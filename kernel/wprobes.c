@@ -51,14 +51,14 @@
 struct wprobe_cpu {
 	unsigned long hits;
 	unsigned long missed;
-	u64 shadow;		/* per-CPU probes: this CPU's last value */
+	unsigned long shadow;	/* per-CPU probes: this CPU's last value */
 };
 
 /* What the core keeps for a registered probe. */
 struct wprobe_state {
 	struct perf_event * __percpu *bps;	/* NULL once gone */
 	struct wprobe_cpu __percpu *pcpu;
-	u64 shadow;			/* the last value seen (shared probes) */
+	unsigned long shadow;		/* the last value seen (shared probes) */
 	bool armed;			/* the breakpoints are enabled */
 	struct module *mod;		/* owner of the data, for comparison */
 	bool mod_init;			/* in that module's init data */
@@ -69,8 +69,8 @@ struct wprobe_state {
 /* The hit this CPU is handling, for wprobe_old_value() & co. */
 struct wprobe_ctlblk {
 	struct wprobe *running;
-	u64 old;
-	u64 new;
+	unsigned long old;
+	unsigned long new;
 };
 
 static DEFINE_PER_CPU(struct wprobe_ctlblk, wprobe_ctlblk);
@@ -78,7 +78,8 @@ static DEFINE_MUTEX(wprobe_mutex);
 static LIST_HEAD(wprobe_list);
 static bool wprobe_all_disarmed;	/* debugfs kprobes/enabled is 0 */
 
-static u64 wp_read(const void *p, unsigned int len)
+/* A watched value: at most a word (wp_check()), so a shadow holds it. */
+static unsigned long wp_read(const void *p, unsigned int len)
 {
 	switch (len) {
 	case 1:
@@ -88,7 +89,7 @@ static u64 wp_read(const void *p, unsigned int len)
 	case 4:
 		return READ_ONCE(*(const u32 *)p);
 	default:
-		return READ_ONCE(*(const u64 *)p);
+		return READ_ONCE(*(const unsigned long *)p);
 	}
 }
 
@@ -129,8 +130,8 @@ void wprobe_bp_hit(struct perf_event *bp, struct perf_sample_data *data,
 	struct wprobe_state *st = wp->state;
 	void *addr = (void *)hw_breakpoint_addr(bp);
 	struct wprobe_cpu *pc = this_cpu_ptr(st->pcpu);
-	u64 *shadow = wp_percpu(wp) ? &pc->shadow : &st->shadow;
-	u64 old, new, after;
+	unsigned long *shadow = wp_percpu(wp) ? &pc->shadow : &st->shadow;
+	unsigned long old, new, after;
 
 	if (unlikely(kcb->running)) {
 		/* Only a nested exception could get here: not ours to run. */
@@ -420,9 +421,11 @@ static int wp_check(struct wprobe *wp)
 	u64 val;
 	int cpu;
 
-	if (wp->len != 1 && wp->len != 2 && wp->len != 4 && wp->len != 8) {
-		pr_err("length %u: only 1, 2, 4 or 8 bytes can be watched\n",
-		       wp->len);
+	if (wp->len != 1 && wp->len != 2 && wp->len != 4 &&
+	    wp->len != sizeof(long)) {
+		/* The debug registers of a 32-bit kernel watch 4 at most. */
+		pr_err("length %u: only 1, 2, 4%s bytes can be watched\n",
+		       wp->len, IS_ENABLED(CONFIG_64BIT) ? " or 8" : "");
 		return -EINVAL;
 	}
 	if (wp->kind != WPROBE_WRITE && wp->kind != WPROBE_RW) {
@@ -830,7 +833,12 @@ core_initcall(wprobes_init);
 /* The kprobes debugfs files.                                           */
 /* ------------------------------------------------------------------ */
 
-/* As %px prints it, or zeroes for a reader who may not see addresses. */
+/*
+ * As %px prints it (a word's hex digits: 16, or 8 on 32-bit kernels), or
+ * zeroes for a reader who may not see addresses.
+ */
+#define WP_ADDR_DIGITS	((int)(2 * sizeof(long)))
+
 static unsigned long wp_shown_addr(struct wprobe *wp, bool show_addr)
 {
 	return show_addr ? (unsigned long)wp->addr : 0;
@@ -851,8 +859,9 @@ void wprobe_debugfs_list(struct seq_file *m, bool show_addr)
 
 	mutex_lock(&wprobe_mutex);
 	list_for_each_entry(wp, &wprobe_list, list)
-		seq_printf(m, "%016lx  w  %s  %s  len=%u %s %s%s%s%s\n",
-			   wp_shown_addr(wp, show_addr), wp->state->where,
+		seq_printf(m, "%0*lx  w  %s  %s  len=%u %s %s%s%s%s\n",
+			   WP_ADDR_DIGITS, wp_shown_addr(wp, show_addr),
+			   wp->state->where,
 			   wp->state->modname ?: " ", wp->len,
 			   wp->kind == WPROBE_RW ? "rw" : "w",
 			   wprobe_gone(wp) ? "[GONE]" : "",
@@ -874,8 +883,9 @@ void wprobe_debugfs_stats(struct seq_file *m, bool show_addr)
 
 	mutex_lock(&wprobe_mutex);
 	list_for_each_entry(wp, &wprobe_list, list)
-		seq_printf(m, "%016lx  %s  %lu  %lu\n",
-			   wp_shown_addr(wp, show_addr), wp->state->where,
+		seq_printf(m, "%0*lx  %s  %lu  %lu\n",
+			   WP_ADDR_DIGITS, wp_shown_addr(wp, show_addr),
+			   wp->state->where,
 			   wprobe_hits(wp), wprobe_missed(wp));
 	mutex_unlock(&wprobe_mutex);
 }

@@ -30,7 +30,13 @@
 /* Found by symbol name: keep them global and uniquely named. */
 u32 wprobe_kunit_var;
 u64 wprobe_kunit_arr[4];
-DEFINE_PER_CPU(u64, wprobe_kunit_pcpu);
+DEFINE_PER_CPU(unsigned long, wprobe_kunit_pcpu);
+
+/*
+ * The longest watch: a word, 8 bytes on x86_64, 4 on i386 (whose debug
+ * registers take no 8-byte length).
+ */
+#define WPK_WORD	sizeof(long)
 
 static u64 wpk_buf[2] __aligned(16);
 static u64 wpk_vars[HBP_NUM + 2];
@@ -133,6 +139,14 @@ static struct wprobe *wpk_new(struct kunit *test, void *addr,
 
 static const u64 wpk_pattern = 0x8877665544332211ULL;
 
+/* Every length a watch can have here. */
+static const unsigned int wpk_lens[] = {
+	1, 2, 4,
+#ifdef CONFIG_64BIT
+	8,
+#endif
+};
+
 static u64 wpk_mask(unsigned int len)
 {
 	return len == 8 ? ~0ULL : (1ULL << (len * 8)) - 1;
@@ -141,11 +155,10 @@ static u64 wpk_mask(unsigned int len)
 /* Write watches of each length: old and new values, ip, neighbours. */
 static void wpk_test_write_lengths(struct kunit *test)
 {
-	static const unsigned int lens[] = { 1, 2, 4, 8 };
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(lens); i++) {
-		unsigned int len = lens[i];
+	for (i = 0; i < ARRAY_SIZE(wpk_lens); i++) {
+		unsigned int len = wpk_lens[i];
 		/* Watch the bytes at offset len (offset 0 for len 8). */
 		u8 *p = (u8 *)wpk_buf + (len == 8 ? 0 : len);
 		u64 newv = 0xa5a5a5a5a5a5a5a5ULL & wpk_mask(len);
@@ -204,11 +217,10 @@ static void wpk_test_write_lengths(struct kunit *test)
 /* Read-write watches fire on loads too, with old == new. */
 static void wpk_test_rw_lengths(struct kunit *test)
 {
-	static const unsigned int lens[] = { 1, 2, 4, 8 };
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(lens); i++) {
-		unsigned int len = lens[i];
+	for (i = 0; i < ARRAY_SIZE(wpk_lens); i++) {
+		unsigned int len = wpk_lens[i];
 		u8 *p = (u8 *)&wpk_buf[1];
 		struct wprobe *wp;
 		u64 v;
@@ -246,7 +258,7 @@ static void wpk_test_refused(struct kunit *test)
 		{ 0, 3, WPROBE_WRITE }, { 0, 0, WPROBE_WRITE },
 		{ 0, 16, WPROBE_WRITE }, { 0, 6, WPROBE_RW },
 		{ 1, 2, WPROBE_WRITE }, { 2, 4, WPROBE_WRITE },
-		{ 4, 8, WPROBE_RW }, { 6, 4, WPROBE_RW },
+		{ 4, WPK_WORD, WPROBE_RW }, { 6, 4, WPROBE_RW },
 		{ 0, 4, 7 },
 	};
 	struct wprobe *wp, *good[HBP_NUM];
@@ -261,6 +273,13 @@ static void wpk_test_refused(struct kunit *test)
 				    bad[i].len, bad[i].kind);
 		KUNIT_EXPECT_NULL(test, wp->state);
 		KUNIT_EXPECT_PTR_EQ(test, wp->addr, addr);
+	}
+
+	/* 8 bytes where the debug registers watch at most 4. */
+	if (!IS_ENABLED(CONFIG_64BIT)) {
+		wp = wpk_new(test, &wpk_buf[0], 8, WPROBE_WRITE);
+		KUNIT_EXPECT_EQ(test, -EINVAL, register_wprobe(wp));
+		KUNIT_EXPECT_NULL(test, wp->state);
 	}
 
 	wp = wpk_new(test, NULL, 4, WPROBE_WRITE);
@@ -278,7 +297,7 @@ static void wpk_test_refused(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, wp->state);
 
 	/* The same struct twice. */
-	wp = wpk_new(test, &wpk_buf[0], 8, WPROBE_WRITE);
+	wp = wpk_new(test, &wpk_buf[0], WPK_WORD, WPROBE_WRITE);
 	KUNIT_ASSERT_EQ(test, 0, register_wprobe(wp));
 	KUNIT_EXPECT_EQ(test, -EINVAL, register_wprobe(wp));
 	KUNIT_EXPECT_NOT_NULL(test, wp->state);
@@ -286,7 +305,7 @@ static void wpk_test_refused(struct kunit *test)
 
 	/* None of the refusals kept a debug register: all are free. */
 	for (i = 0; i < HBP_NUM; i++) {
-		good[i] = wpk_new(test, &wpk_vars[i], 8, WPROBE_WRITE);
+		good[i] = wpk_new(test, &wpk_vars[i], WPK_WORD, WPROBE_WRITE);
 		KUNIT_EXPECT_EQ_MSG(test, 0, register_wprobe(good[i]),
 				    "register %u of %d", i, HBP_NUM);
 	}
@@ -310,22 +329,22 @@ static void wpk_test_symbol(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wpk.new, 12ULL);
 	unregister_wprobe(wp);
 
-	wp = wpk_new(test, NULL, 8, WPROBE_WRITE);
+	wp = wpk_new(test, NULL, WPK_WORD, WPROBE_WRITE);
 	wp->symbol_name = "wprobe_kunit_arr";
 	wp->offset = 16;
 	wpk_reset();
 	KUNIT_ASSERT_EQ(test, 0, register_wprobe(wp));
 	KUNIT_EXPECT_PTR_EQ(test, wp->addr, (void *)&wprobe_kunit_arr[2]);
-	wpk_store(&wprobe_kunit_arr[1], 8, 5);
+	wpk_store(&wprobe_kunit_arr[1], WPK_WORD, 5);
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&wpk.hits));
-	wpk_store(&wprobe_kunit_arr[2], 8, 6);
+	wpk_store(&wprobe_kunit_arr[2], WPK_WORD, 6);
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&wpk.hits));
 	KUNIT_EXPECT_EQ(test, wpk.new, 6ULL);
 }
 
 static void wpk_pcpu_store(void *info)
 {
-	this_cpu_write(wprobe_kunit_pcpu, (u64)(unsigned long)info);
+	this_cpu_write(wprobe_kunit_pcpu, (unsigned long)info);
 }
 
 static void wpk_test_percpu(struct kunit *test)
@@ -335,7 +354,7 @@ static void wpk_test_percpu(struct kunit *test)
 
 	for_each_possible_cpu(cpu)
 		per_cpu(wprobe_kunit_pcpu, cpu) = 100 + cpu;
-	wp = wpk_new(test, NULL, 8, WPROBE_WRITE);
+	wp = wpk_new(test, NULL, WPK_WORD, WPROBE_WRITE);
 	wp->symbol_name = "wprobe_kunit_pcpu";
 	wpk_reset();
 	KUNIT_ASSERT_EQ(test, 0, register_wprobe(wp));
@@ -372,18 +391,18 @@ static void wpk_test_changed(struct kunit *test)
 	struct wprobe *wp;
 
 	wpk_vars[0] = 5;
-	wp = wpk_new(test, &wpk_vars[0], 8, WPROBE_WRITE);
+	wp = wpk_new(test, &wpk_vars[0], WPK_WORD, WPROBE_WRITE);
 	wp->flags = WPROBE_FLAG_CHANGED;
 	wpk_reset();
 	KUNIT_ASSERT_EQ(test, 0, register_wprobe(wp));
-	wpk_store(&wpk_vars[0], 8, 5);
-	wpk_store(&wpk_vars[0], 8, 5);
+	wpk_store(&wpk_vars[0], WPK_WORD, 5);
+	wpk_store(&wpk_vars[0], WPK_WORD, 5);
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&wpk.hits));
-	wpk_store(&wpk_vars[0], 8, 6);
+	wpk_store(&wpk_vars[0], WPK_WORD, 6);
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&wpk.hits));
 	KUNIT_EXPECT_EQ(test, wpk.old, 5ULL);
 	KUNIT_EXPECT_EQ(test, wpk.new, 6ULL);
-	wpk_store(&wpk_vars[0], 8, 6);
+	wpk_store(&wpk_vars[0], WPK_WORD, 6);
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&wpk.hits));
 	KUNIT_EXPECT_EQ(test, 1UL, wprobe_hits(wp));
 
@@ -391,8 +410,8 @@ static void wpk_test_changed(struct kunit *test)
 	unregister_wprobe(wp);
 	wp->flags = 0;
 	KUNIT_ASSERT_EQ(test, 0, register_wprobe(wp));
-	wpk_store(&wpk_vars[0], 8, 6);
-	wpk_store(&wpk_vars[0], 8, 6);
+	wpk_store(&wpk_vars[0], WPK_WORD, 6);
+	wpk_store(&wpk_vars[0], WPK_WORD, 6);
 	KUNIT_EXPECT_EQ(test, 3, atomic_read(&wpk.hits));
 	KUNIT_EXPECT_EQ(test, wpk.old, 6ULL);
 }
@@ -403,19 +422,19 @@ static void wpk_test_recursion(struct kunit *test)
 	struct wprobe *wp;
 
 	wpk_vars[1] = 1;
-	wp = wpk_new(test, &wpk_vars[1], 8, WPROBE_WRITE);
+	wp = wpk_new(test, &wpk_vars[1], WPK_WORD, WPROBE_WRITE);
 	wpk_reset();
 	KUNIT_ASSERT_EQ(test, 0, register_wprobe(wp));
 	wpk.recurse = 1;
 	wpk.recurse_val = 1000;
-	wpk_store(&wpk_vars[1], 8, 2);
+	wpk_store(&wpk_vars[1], WPK_WORD, 2);
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&wpk.hits));
 	KUNIT_EXPECT_EQ(test, wpk.new, 2ULL);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(wpk_vars[1]), 1000ULL);
 	KUNIT_EXPECT_EQ(test, 1UL, wprobe_hits(wp));
 	KUNIT_EXPECT_EQ(test, 1UL, wprobe_missed(wp));
 
-	wpk_store(&wpk_vars[1], 8, 3);
+	wpk_store(&wpk_vars[1], WPK_WORD, 3);
 	KUNIT_EXPECT_EQ(test, 2, atomic_read(&wpk.hits));
 	KUNIT_EXPECT_EQ(test, wpk.old, 1000ULL);
 	KUNIT_EXPECT_EQ(test, wpk.new, 3ULL);
@@ -432,7 +451,7 @@ static void wpk_test_busy(struct kunit *test)
 	int i;
 
 	for (i = 0; i <= HBP_NUM; i++)
-		wp[i] = wpk_new(test, &wpk_vars[i], 8, WPROBE_WRITE);
+		wp[i] = wpk_new(test, &wpk_vars[i], WPK_WORD, WPROBE_WRITE);
 	for (i = 0; i < HBP_NUM; i++)
 		KUNIT_ASSERT_EQ_MSG(test, 0, register_wprobe(wp[i]),
 				    "probe %d of %d", i, HBP_NUM);
@@ -440,17 +459,17 @@ static void wpk_test_busy(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, wp[HBP_NUM]->state);
 	/* The refused one does not fire. */
 	wpk_reset();
-	wpk_store(&wpk_vars[HBP_NUM], 8, 1);
+	wpk_store(&wpk_vars[HBP_NUM], WPK_WORD, 1);
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&wpk.hits));
 	/* The others all do. */
 	for (i = 0; i < HBP_NUM; i++)
-		wpk_store(&wpk_vars[i], 8, 40 + i);
+		wpk_store(&wpk_vars[i], WPK_WORD, 40 + i);
 	KUNIT_EXPECT_EQ(test, HBP_NUM, atomic_read(&wpk.hits));
 
 	/* A batch that does not fit leaves none of its probes. */
 	unregister_wprobe(wp[0]);
 	unregister_wprobe(wp[1]);
-	extra = wpk_new(test, &wpk_vars[HBP_NUM + 1], 8, WPROBE_WRITE);
+	extra = wpk_new(test, &wpk_vars[HBP_NUM + 1], WPK_WORD, WPROBE_WRITE);
 	{
 		struct wprobe *batch[] = { wp[0], wp[HBP_NUM], extra };
 
@@ -462,7 +481,7 @@ static void wpk_test_busy(struct kunit *test)
 		/* Two fit, and now register. */
 		KUNIT_EXPECT_EQ(test, 0, register_wprobes(batch, 2));
 		wpk_reset();
-		wpk_store(&wpk_vars[HBP_NUM], 8, 2);
+		wpk_store(&wpk_vars[HBP_NUM], WPK_WORD, 2);
 		KUNIT_EXPECT_EQ(test, 1, atomic_read(&wpk.hits));
 		unregister_wprobes(batch, 2);
 	}
@@ -470,7 +489,7 @@ static void wpk_test_busy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, register_wprobe(extra));
 	KUNIT_EXPECT_EQ(test, 0, register_wprobe(wp[HBP_NUM]));
 	wpk_reset();
-	wpk_store(&wpk_vars[HBP_NUM + 1], 8, 3);
+	wpk_store(&wpk_vars[HBP_NUM + 1], WPK_WORD, 3);
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&wpk.hits));
 	KUNIT_EXPECT_EQ(test, wpk.new, 3ULL);
 }
@@ -481,23 +500,23 @@ static void wpk_test_disable(struct kunit *test)
 	struct wprobe *wp;
 
 	wpk_vars[2] = 1;
-	wp = wpk_new(test, &wpk_vars[2], 8, WPROBE_WRITE);
+	wp = wpk_new(test, &wpk_vars[2], WPK_WORD, WPROBE_WRITE);
 	wp->flags = WPROBE_FLAG_DISABLED;
 	wpk_reset();
 	KUNIT_ASSERT_EQ(test, 0, register_wprobe(wp));
-	wpk_store(&wpk_vars[2], 8, 2);
+	wpk_store(&wpk_vars[2], WPK_WORD, 2);
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&wpk.hits));
 	KUNIT_EXPECT_EQ(test, 0, enable_wprobe(wp));
 	KUNIT_EXPECT_FALSE(test, wprobe_disabled(wp));
-	wpk_store(&wpk_vars[2], 8, 3);
+	wpk_store(&wpk_vars[2], WPK_WORD, 3);
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&wpk.hits));
 	KUNIT_EXPECT_EQ(test, wpk.old, 2ULL);
 	KUNIT_EXPECT_EQ(test, 0, disable_wprobe(wp));
 	KUNIT_EXPECT_TRUE(test, wprobe_disabled(wp));
-	wpk_store(&wpk_vars[2], 8, 4);
+	wpk_store(&wpk_vars[2], WPK_WORD, 4);
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&wpk.hits));
 	KUNIT_EXPECT_EQ(test, 0, enable_wprobe(wp));
-	wpk_store(&wpk_vars[2], 8, 5);
+	wpk_store(&wpk_vars[2], WPK_WORD, 5);
 	KUNIT_EXPECT_EQ(test, 2, atomic_read(&wpk.hits));
 	KUNIT_EXPECT_EQ(test, wpk.old, 4ULL);
 	unregister_wprobe(wp);
@@ -526,11 +545,11 @@ static void wpk_test_perf_neighbour(struct kunit *test)
 	struct wprobe *wp;
 	int i;
 
-	wp = wpk_new(test, &wpk_vars[0], 8, WPROBE_WRITE);
+	wp = wpk_new(test, &wpk_vars[0], WPK_WORD, WPROBE_WRITE);
 	KUNIT_ASSERT_EQ(test, 0, register_wprobe(wp));
 	hw_breakpoint_init(&attr);
 	attr.bp_addr = (unsigned long)&wpk_vars[1];
-	attr.bp_len = HW_BREAKPOINT_LEN_8;
+	attr.bp_len = WPK_WORD;
 	attr.bp_type = HW_BREAKPOINT_W;
 	bps = register_wide_hw_breakpoint(&attr, wpk_perf_handler, NULL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR((void __force *)bps));
@@ -538,10 +557,10 @@ static void wpk_test_perf_neighbour(struct kunit *test)
 	wpk_reset();
 	atomic_set(&wpk_perf_hits, 0);
 	for (i = 0; i < 5; i++) {
-		wpk_store(&wpk_vars[0], 8, 10 + i);
-		wpk_store(&wpk_vars[1], 8, 20 + i);
+		wpk_store(&wpk_vars[0], WPK_WORD, 10 + i);
+		wpk_store(&wpk_vars[1], WPK_WORD, 20 + i);
 	}
-	wpk_store(&wpk_vars[1], 8, 30);
+	wpk_store(&wpk_vars[1], WPK_WORD, 30);
 	unregister_wide_hw_breakpoint(bps);
 	KUNIT_EXPECT_EQ(test, 5, atomic_read(&wpk.hits));
 	KUNIT_EXPECT_EQ(test, 5UL, wprobe_hits(wp));
@@ -557,7 +576,7 @@ static void wpk_store_loop(struct work_struct *work)
 	int i;
 
 	for (i = 0; i < WPK_STORES; i++)
-		wpk_store(&wpk_vars[3], 8, i);
+		wpk_store(&wpk_vars[3], WPK_WORD, i);
 }
 
 /* Two CPUs storing at once: every store is a hit, none missed. */
@@ -574,13 +593,13 @@ static void wpk_test_two_cpus(struct kunit *test)
 		kunit_skip(test, "needs two online CPUs");
 		return;
 	}
-	wp = wpk_new(test, &wpk_vars[3], 8, WPROBE_WRITE);
+	wp = wpk_new(test, &wpk_vars[3], WPK_WORD, WPROBE_WRITE);
 	wp->handler = NULL;		/* counting only */
 	KUNIT_ASSERT_EQ(test, 0, register_wprobe(wp));
 	INIT_WORK_ONSTACK(&work, wpk_store_loop);
 	schedule_work_on(other, &work);
 	for (i = 0; i < WPK_STORES; i++)
-		wpk_store(&wpk_vars[3], 8, i);
+		wpk_store(&wpk_vars[3], WPK_WORD, i);
 	flush_work(&work);
 	destroy_work_on_stack(&work);
 	KUNIT_EXPECT_EQ(test, 2UL * WPK_STORES, wprobe_hits(wp));
@@ -589,7 +608,7 @@ static void wpk_test_two_cpus(struct kunit *test)
 
 static void wpk_ipi_store(void *info)
 {
-	wpk_store(info, 8, 7);
+	wpk_store(info, WPK_WORD, 7);
 }
 
 /*
@@ -604,8 +623,8 @@ static void wpk_test_hotplug(struct kunit *test)
 	struct wprobe *before, *during;
 	int cpu, ret;
 
-	before = wpk_new(test, &wpk_vars[4], 8, WPROBE_WRITE);
-	during = wpk_new(test, &wpk_vars[5], 8, WPROBE_WRITE);
+	before = wpk_new(test, &wpk_vars[4], WPK_WORD, WPROBE_WRITE);
+	during = wpk_new(test, &wpk_vars[5], WPK_WORD, WPROBE_WRITE);
 	before->handler = NULL;
 	during->handler = NULL;
 	cpu = cpumask_last(cpu_online_mask);
@@ -624,8 +643,8 @@ static void wpk_test_hotplug(struct kunit *test)
 	}
 	ret = register_wprobe(during);
 	KUNIT_EXPECT_EQ(test, 0, ret);
-	wpk_store(&wpk_vars[4], 8, 2);
-	wpk_store(&wpk_vars[5], 8, 2);
+	wpk_store(&wpk_vars[4], WPK_WORD, 2);
+	wpk_store(&wpk_vars[5], WPK_WORD, 2);
 	KUNIT_EXPECT_EQ(test, 2UL, wprobe_hits(before));
 	KUNIT_EXPECT_EQ(test, 1UL, wprobe_hits(during));
 	KUNIT_ASSERT_EQ(test, 0, add_cpu(cpu));

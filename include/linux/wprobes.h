@@ -55,7 +55,8 @@ enum wprobe_kind {
  * @symbol_name: the watched symbol ("sym" or "module:sym"), or NULL; a
  *	per-CPU variable of the kernel is recognised as such
  * @offset: byte offset from @symbol_name (or from @addr)
- * @len: how many bytes to watch: 1, 2, 4 or 8, aligned to that size
+ * @len: how many bytes to watch: 1, 2, 4 or (64-bit kernels) 8, aligned
+ *	to that size
  * @kind: %WPROBE_WRITE or %WPROBE_RW
  * @flags: %WPROBE_FLAG_*; see above which ones belong to the caller
  * @handler: called after each access (NULL: only count the hits)

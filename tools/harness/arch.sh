@@ -3,7 +3,7 @@
 # userland and QEMU all follow it.  Anything but the host's architecture is
 # cross built with Debian's compilers and booted under TCG.
 #
-#   kp_arch          x86_64, arm64, riscv, ppc64el, armhf or s390x (the name
+#   kp_arch          x86_64, i386, arm64, riscv, ppc64el, armhf or s390x (the name
 #                    the Makefile takes)
 #   kp_image         the kernel image, relative to the tree
 #   kp_ucc           the C compiler for the static guest programs
@@ -52,6 +52,26 @@ x86_64|x86)
 	kp_config_frags=("$top"/tools/harness/config/*.config)
 	kp_config_ours=()
 	unset ARCH CROSS_COMPILE
+	;;
+i386|i686)
+	# 32-bit x86 on our own x86 code (both widths share it): the
+	# x86_64 fragments with the i386 overrides, the guest Debian's
+	# i386 busybox and bash.
+	kp_arch=i386
+	kp_image=arch/x86/boot/bzImage
+	kp_ucc=i686-linux-gnu-gcc
+	kp_deb_arch=i386
+	kp_console=ttyS0
+	# SMAP and UMIP as on x86_64.
+	kp_qemu=(qemu-system-i386 -machine pc -cpu qemu32,+smap,+umip)
+	kp_arch_deps=(qemu-system-x86 gcc-i686-linux-gnu libc6-dev-i386-cross)
+	kp_config_frags=("$top"/tools/harness/config/*.config
+			 "$top"/tools/harness/config/i386/*.config)
+	kp_config_ours=("$top"/tools/harness/config/i386/ours/*.config)
+	# The host's gcc builds the kernel (-m32): kbuild's ARCH=i386 is
+	# x86 with 64BIT off.
+	export ARCH=i386
+	unset CROSS_COMPILE
 	;;
 arm64)
 	kp_image=arch/arm64/boot/Image
@@ -177,7 +197,7 @@ s390x|s390)
 	# make configs cross builds other architectures without booting
 	# them: configs.sh sets ARCH, CROSS_COMPILE and the fragments.
 	if [ -z "${KP_BUILD_ONLY:-}" ]; then
-		echo "harness: error: ARCH=$kp_arch is not one the harness boots (x86_64, arm64, riscv, ppc64el, armhf, s390x)" >&2
+		echo "harness: error: ARCH=$kp_arch is not one the harness boots (x86_64, i386, arm64, riscv, ppc64el, armhf, s390x)" >&2
 		exit 1
 	fi
 	kp_arch_deps=()

@@ -44,7 +44,7 @@ make -C "$tree" -s INSTALL_MOD_PATH="$bdir/oot/modroot" modules_install >/dev/nu
 
 # Static user-space test programs for the guest (no libc there): those in
 # C alone for every architecture, those with x86 assembly or x86 registers
-# for x86_64 only.
+# for x86_64 only, and the i386 ones for both x86 widths.
 mkdir -p "$bdir/oot/bin"
 prog() {
 	local src=$1 name=${1##*/}
@@ -65,6 +65,11 @@ if [ "$kp_arch" = x86_64 ]; then
 	# i386 code, from Debian's cross compiler: gcc-multilib would
 	# conflict with the other architectures' cross compilers.
 	cc=$kp_ucc32 prog uprobe/uprobe_i386.c -fno-pie -no-pie -pthread
+elif [ "$kp_arch" = i386 ]; then
+	# The i386 programs a 32-bit kernel runs natively (the others are
+	# x86_64 assembly).
+	prog perf/wp_coexist.c
+	prog uprobe/uprobe_i386.c -fno-pie -no-pie -pthread
 fi
 if [ -n "$extra" ]; then
 	build_oot "$(cd "$extra" && pwd)" "$bdir/oot/extra"

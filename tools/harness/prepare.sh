@@ -157,7 +157,7 @@ check_config() {
 		awk '{ last[$1] = $2; if (!($1 in seen)) { seen[$1] = 1; order[n++] = $1 } }
 			END { for (i = 0; i < n; i++) print order[i], last[order[i]] }')
 	# x86 runs return probes on our own trampoline, never on rethook.
-	if [ "$flavor" = ours ] && [ "$kp_arch" = x86_64 ] &&
+	if [ "$flavor" = ours ] && { [ "$kp_arch" = x86_64 ] || [ "$kp_arch" = i386 ]; } &&
 	   grep -q '^CONFIG_KRETPROBE_ON_RETHOOK=y' "$tree/.config"; then
 		echo "config: KRETPROBE_ON_RETHOOK must be off for our kprobes on x86" >&2
 		bad=1

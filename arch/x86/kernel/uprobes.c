@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * x86_64 side of uprobes: which user instructions can be probed and how a
+ * x86 side of uprobes: which user instructions can be probed and how a
  * hit carries each out, the single-step of a slot copy, return-address
  * hijacking and the uretprobe system call.
  *
@@ -401,12 +401,17 @@ static bool is_rep_string(struct insn *insn)
  * @hdr: the first UPROBE_FILE_HDR_BYTES of the file (zeroes past its end)
  *
  * An i386 ELF holds 32-bit code.  Anything else (an x86-64 or x32 ELF, a
- * file that is not ELF) is taken for 64-bit code.
+ * file that is not ELF) is taken for 64-bit code, except by a 32-bit
+ * kernel, whose processes all run 32-bit code.
  */
 void arch_uprobe_file_mode(struct arch_uprobe *a, const u8 *hdr)
 {
 	BUILD_BUG_ON(UPROBE_FILE_HDR_BYTES <
 		     offsetofend(struct elf32_hdr, e_machine));
+	if (IS_ENABLED(CONFIG_X86_32)) {
+		a->ia32 = true;
+		return;
+	}
 	a->ia32 = IS_ENABLED(CONFIG_IA32_EMULATION) &&
 		  !memcmp(hdr, ELFMAG, SELFMAG) &&
 		  hdr[EI_CLASS] == ELFCLASS32 &&
@@ -845,8 +850,12 @@ int arch_uprobe_exception_notify(struct notifier_block *self,
  * here; it saves the registers the syscall instruction clobbers and calls
  * sys_uretprobe(), which restores them and resumes at the real return
  * address.  It never comes back: ud2 if it does.  A 32-bit process has an
- * int3 there instead, which handle_swbp() recognises by its address.
+ * int3 there instead, which handle_swbp() recognises by its address (on a
+ * 32-bit kernel, the only kind; the system call is x86_64's).
  */
+static u8 uretprobe_tramp32[] = { UPROBE_SWBP_INSN };
+
+#ifdef CONFIG_X86_64
 #define URETPROBE_SYSCALL_END	11	/* offset after the syscall */
 
 static u8 uretprobe_tramp[] = {
@@ -857,19 +866,20 @@ static u8 uretprobe_tramp[] = {
 	0x0f, 0x05,			/* syscall */
 	0x0f, 0x0b,			/* ud2 */
 };
-
-static u8 uretprobe_tramp32[] = { UPROBE_SWBP_INSN };
+#endif
 
 /* Called by the process the XOL page is for. */
 void *arch_uprobe_trampoline(unsigned long *psize)
 {
-	if (!is_64bit_mm(current->mm)) {
-		*psize = sizeof(uretprobe_tramp32);
-		return uretprobe_tramp32;
+#ifdef CONFIG_X86_64
+	if (is_64bit_mm(current->mm)) {
+		put_unaligned_le32(__NR_uretprobe, &uretprobe_tramp[5]);
+		*psize = sizeof(uretprobe_tramp);
+		return uretprobe_tramp;
 	}
-	put_unaligned_le32(__NR_uretprobe, &uretprobe_tramp[5]);
-	*psize = sizeof(uretprobe_tramp);
-	return uretprobe_tramp;
+#endif
+	*psize = sizeof(uretprobe_tramp32);
+	return uretprobe_tramp32;
 }
 
 /* No shadow stack: the kernel has it for 64-bit processes only. */
@@ -922,6 +932,7 @@ bool arch_uretprobe_is_alive(struct return_instance *ri, enum rp_check ctx,
 	return regs->sp <= ri->stack;
 }
 
+#ifdef CONFIG_X86_64
 /**
  * uprobe_x86_read_saved() - read what the trampoline or a stub pushed
  * @regs: the registers at their system call
@@ -989,3 +1000,4 @@ sigill:
 	force_sig(SIGILL);
 	return -1;
 }
+#endif /* CONFIG_X86_64 */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * x86_64 side of kprobes: the opcode type, the per-site data the hit path
+ * x86 side of kprobes: the opcode type, the per-site data the hit path
  * needs and the per-CPU stepping state.
  *
  * A probe site is armed by replacing the first byte of its instruction with

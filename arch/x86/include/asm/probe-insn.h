@@ -8,6 +8,7 @@
 #ifndef _ASM_X86_PROBE_INSN_H
 #define _ASM_X86_PROBE_INSN_H
 
+#include <linux/array_size.h>
 #include <linux/stddef.h>
 #include <linux/types.h>
 #include <asm/insn.h>
@@ -31,21 +32,26 @@ static __always_inline bool probe_insn_has_prefix(struct insn *insn, u8 which)
 	return false;
 }
 
-/* The pt_regs offset of general purpose register @n (0 %rax .. 15 %r15). */
+/*
+ * The pt_regs offset of general purpose register @n (0 %rax .. 15 %r15;
+ * a 32-bit kernel has the first 8, and no REX prefix to name the others).
+ */
 static __always_inline unsigned int probe_insn_gpr_offset(unsigned int n)
 {
-	static const u8 off[16] = {
+	static const u8 off[] = {
 		offsetof(struct pt_regs, ax),	offsetof(struct pt_regs, cx),
 		offsetof(struct pt_regs, dx),	offsetof(struct pt_regs, bx),
 		offsetof(struct pt_regs, sp),	offsetof(struct pt_regs, bp),
 		offsetof(struct pt_regs, si),	offsetof(struct pt_regs, di),
+#ifdef CONFIG_X86_64
 		offsetof(struct pt_regs, r8),	offsetof(struct pt_regs, r9),
 		offsetof(struct pt_regs, r10),	offsetof(struct pt_regs, r11),
 		offsetof(struct pt_regs, r12),	offsetof(struct pt_regs, r13),
 		offsetof(struct pt_regs, r14),	offsetof(struct pt_regs, r15),
+#endif
 	};
 
-	return off[n & 15];
+	return off[n & (ARRAY_SIZE(off) - 1)];
 }
 
 /* The variants of 0xe0..0xe3, as opcode - 0xe0. */

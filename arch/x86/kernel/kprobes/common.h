@@ -18,6 +18,9 @@
 
 #ifdef CONFIG_X86_64
 
+/* A machine word, for assembly strings: the size of each pt_regs slot. */
+#define KP_WORD		"8"
+
 /* pt_regs from ->di down to ->r15, as "%r" plus these suffixes. */
 #define KP_GPRS_UP	"15, 14, 13, 12, bp, bx, 11, 10, 9, 8, ax, cx, dx, si, di"
 #define KP_GPRS_DOWN	"di, si, dx, cx, ax, 8, 9, 10, 11, bx, bp, 12, 13, 14, 15"
@@ -35,7 +38,9 @@
 	"	.endr\n"						\
 	"	add $(3 * 8), %rsp\n"
 
-#else /* CONFIG_X86_32: only rethook uses these */
+#else /* CONFIG_X86_32 */
+
+#define KP_WORD		"4"
 
 /* pt_regs from ->fs down to ->bx; gs stays in the reserved part. */
 #define SAVE_REGS_STRING						\

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * x86_64 kprobes: what happens when a probe's int3 fires, arming and
+ * x86 kprobes (both widths): what happens when a probe's int3 fires, arming and
  * disarming, faults in the middle of a probe, and the x86 blacklist.
  *
  * A hit goes through these per-CPU states (kprobe_ctlblk.kprobe_status):

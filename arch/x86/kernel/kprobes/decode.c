@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Instruction analysis for x86_64 kprobes: is the address an instruction
+ * Instruction analysis for x86 kprobes: is the address an instruction
  * boundary, can the instruction there be probed, and how is it carried out
  * on a hit (emulated, or run from an out-of-line slot).  Also prepares and
  * releases the slot.
@@ -13,8 +13,8 @@
  *	leave the kernel's control: iret, far jmp, call and ret,
  *	syscall/sysret/sysenter/sysexit, swapgs, VMX/SVM, SGX, rsm, and hlt
  *	and mwait (they would wait with interrupts off while stepped);
- *  -EINVAL: mov to %ss (it hides the trap after it), xbegin, sti right
- *	before hlt or mwait (emulation loses sti's interrupt shadow), a near
+ *  -EINVAL: mov to or pop %ss (it hides the trap after it), xbegin, sti
+ *	right before hlt or mwait (emulation loses sti's interrupt shadow), a near
  *	branch with an operand- or address-size prefix, REX2 and
  *	emulate-prefixed instructions, endbr64 with kernel IBT.
  */
@@ -269,6 +269,8 @@ static int kp_classify_onebyte(const struct kp_func *f, unsigned long addr,
 		return insn->modrm.bytes[0] == 0xf8 ? -EINVAL : 0;
 	case 0x8e:	/* mov to a segment register: not %ss, see above */
 		return X86_MODRM_REG(insn->modrm.bytes[0]) == 2 ? -EINVAL : 0;
+	case 0x17:	/* pop %ss (i386 only): the same interrupt shadow */
+		return -EINVAL;
 	case 0xcc: case 0xcd: case 0xce: case 0xf1:	/* int3/int/into/int1 */
 		return -EILSEQ;
 	case 0x9a: case 0xea:		/* far call/jmp absolute */
@@ -560,6 +562,33 @@ bool kprobe_x86_emu_off;
 #define kp_emu_off()	false
 #endif
 
+/*
+ * Would the emulation give %esp a value of its own on a 32-bit kernel?
+ * There a return from the int3 trap to kernel mode goes through regs->sp:
+ * entry_32.S rebuilds the iret frame just below it.  A word pushed or
+ * popped stays within the gap the trap entry left under the interrupted
+ * stack (as for int3_emulate_push()); any other new %esp (sub, and, lea,
+ * mov, pop %esp) could put that frame over the pt_regs it is built from.
+ * The slot's copy runs those on the real stack instead.
+ */
+static bool kp_emu_sets_sp(const struct kprobe_x86_emu *e)
+{
+	const u8 sp = offsetof(struct pt_regs, sp);
+
+	if (!IS_ENABLED(CONFIG_X86_32))
+		return false;
+	switch (e->kind) {
+	case KPE_POP:
+	case KPE_LEA:
+		return e->dst == sp;
+	case KPE_ALU:
+		return e->dst_opd == KPE_OPD_REG && e->dst == sp &&
+		       e->alu != KPE_CMP && e->alu != KPE_TEST;
+	default:
+		return false;
+	}
+}
+
 /* Fill s->arch.emu for a KPX_STEP instruction emulate.c can carry out. */
 static void kp_emu_decode(struct kprobe_site *s, struct insn *insn)
 {
@@ -568,7 +597,7 @@ static void kp_emu_decode(struct kprobe_site *s, struct insn *insn)
 	    s->arch.op != KPX_STEP || insn->prefixes.nbytes ||
 	    insn->vex_prefix.nbytes || insn->opcode.nbytes != 1)
 		return;
-	if (!kp_emu_decode_one(s, insn))
+	if (!kp_emu_decode_one(s, insn) || kp_emu_sets_sp(&s->arch.emu))
 		memset(&s->arch.emu, 0, sizeof(s->arch.emu));
 }
 

@@ -310,8 +310,9 @@ static nokprobe_inline void *kp_emu_opd(struct pt_regs *regs,
 /*
  * kpe_NAME(): operands of type T, the result written back as W.  The
  * widths: _q 64-bit, _lr 32-bit into a register (zero-extended to the
- * whole register), _lm 32-bit into memory (4 bytes); cmp and test write
- * nothing, so their _l serves both.
+ * whole register on x86_64; the whole register on i386), _lm 32-bit into
+ * memory (4 bytes); cmp and test write nothing, so their _l serves both.
+ * A 32-bit kernel has no 64-bit operand size (no REX.W): no _q there.
  */
 #define KP_EMU_FN(name, T, W, body)					\
 static bool __kprobes kpe_##name(struct kprobe_site *s,			\
@@ -330,47 +331,46 @@ fault:									\
 	return false;							\
 }
 
-KP_EMU_FN(mov_q, u64, u64, KP_EMU_MOV());
-KP_EMU_FN(mov_lr, u32, u64, KP_EMU_MOV());
-KP_EMU_FN(mov_lm, u32, u32, KP_EMU_MOV());
-KP_EMU_FN(add_q, u64, u64, KP_EMU_OP2("add"));
-KP_EMU_FN(add_lr, u32, u64, KP_EMU_OP2("add"));
-KP_EMU_FN(add_lm, u32, u32, KP_EMU_OP2("add"));
-KP_EMU_FN(or_q, u64, u64, KP_EMU_OP2("or"));
-KP_EMU_FN(or_lr, u32, u64, KP_EMU_OP2("or"));
-KP_EMU_FN(or_lm, u32, u32, KP_EMU_OP2("or"));
-KP_EMU_FN(and_q, u64, u64, KP_EMU_OP2("and"));
-KP_EMU_FN(and_lr, u32, u64, KP_EMU_OP2("and"));
-KP_EMU_FN(and_lm, u32, u32, KP_EMU_OP2("and"));
-KP_EMU_FN(sub_q, u64, u64, KP_EMU_OP2("sub"));
-KP_EMU_FN(sub_lr, u32, u64, KP_EMU_OP2("sub"));
-KP_EMU_FN(sub_lm, u32, u32, KP_EMU_OP2("sub"));
-KP_EMU_FN(xor_q, u64, u64, KP_EMU_OP2("xor"));
-KP_EMU_FN(xor_lr, u32, u64, KP_EMU_OP2("xor"));
-KP_EMU_FN(xor_lm, u32, u32, KP_EMU_OP2("xor"));
-KP_EMU_FN(cmp_q, u64, u64, KP_EMU_FLAGS2("cmp"));
-KP_EMU_FN(cmp_l, u32, u32, KP_EMU_FLAGS2("cmp"));
-KP_EMU_FN(test_q, u64, u64, KP_EMU_FLAGS2("test"));
-KP_EMU_FN(test_l, u32, u32, KP_EMU_FLAGS2("test"));
-KP_EMU_FN(inc_q, u64, u64, KP_EMU_OP1("inc"));
-KP_EMU_FN(inc_lr, u32, u64, KP_EMU_OP1("inc"));
-KP_EMU_FN(inc_lm, u32, u32, KP_EMU_OP1("inc"));
-KP_EMU_FN(dec_q, u64, u64, KP_EMU_OP1("dec"));
-KP_EMU_FN(dec_lr, u32, u64, KP_EMU_OP1("dec"));
-KP_EMU_FN(dec_lm, u32, u32, KP_EMU_OP1("dec"));
+#ifdef CONFIG_X86_64
+#define KP_EMU_Q(name, body)	KP_EMU_FN(name##_q, u64, u64, body)
+#define KPE_Q(name)		kpe_##name##_q
+#else
+#define KP_EMU_Q(name, body)
+#define KPE_Q(name)		NULL
+#endif
+
+/* An operation that writes its destination, in every width. */
+#define KP_EMU_ALU(name, body)						\
+	KP_EMU_Q(name, body)						\
+	KP_EMU_FN(name##_lr, u32, unsigned long, body)			\
+	KP_EMU_FN(name##_lm, u32, u32, body)
+
+/* One that only sets the flags. */
+#define KP_EMU_CMP(name, body)						\
+	KP_EMU_Q(name, body)						\
+	KP_EMU_FN(name##_l, u32, u32, body)
+
+KP_EMU_ALU(mov, KP_EMU_MOV())
+KP_EMU_ALU(add, KP_EMU_OP2("add"))
+KP_EMU_ALU(or, KP_EMU_OP2("or"))
+KP_EMU_ALU(and, KP_EMU_OP2("and"))
+KP_EMU_ALU(sub, KP_EMU_OP2("sub"))
+KP_EMU_ALU(xor, KP_EMU_OP2("xor"))
+KP_EMU_CMP(cmp, KP_EMU_FLAGS2("cmp"))
+KP_EMU_CMP(test, KP_EMU_FLAGS2("test"))
+KP_EMU_ALU(inc, KP_EMU_OP1("inc"))
+KP_EMU_ALU(dec, KP_EMU_OP1("dec"))
+
+#define KPE_WIDTHS(name)	{ KPE_Q(name), kpe_##name##_lr, kpe_##name##_lm }
+#define KPE_FLAGS(name)		{ KPE_Q(name), kpe_##name##_l, kpe_##name##_l }
 
 /* By enum kprobe_x86_emu_alu, then width: _q, _lr, _lm. */
 static kprobe_x86_emulate_t *const kpe_alu[][3] = {
-	[KPE_MOV] = { kpe_mov_q, kpe_mov_lr, kpe_mov_lm },
-	[KPE_ADD] = { kpe_add_q, kpe_add_lr, kpe_add_lm },
-	[KPE_OR] = { kpe_or_q, kpe_or_lr, kpe_or_lm },
-	[KPE_AND] = { kpe_and_q, kpe_and_lr, kpe_and_lm },
-	[KPE_SUB] = { kpe_sub_q, kpe_sub_lr, kpe_sub_lm },
-	[KPE_XOR] = { kpe_xor_q, kpe_xor_lr, kpe_xor_lm },
-	[KPE_CMP] = { kpe_cmp_q, kpe_cmp_l, kpe_cmp_l },
-	[KPE_TEST] = { kpe_test_q, kpe_test_l, kpe_test_l },
-	[KPE_INC] = { kpe_inc_q, kpe_inc_lr, kpe_inc_lm },
-	[KPE_DEC] = { kpe_dec_q, kpe_dec_lr, kpe_dec_lm },
+	[KPE_MOV] = KPE_WIDTHS(mov),	[KPE_ADD] = KPE_WIDTHS(add),
+	[KPE_OR] = KPE_WIDTHS(or),	[KPE_AND] = KPE_WIDTHS(and),
+	[KPE_SUB] = KPE_WIDTHS(sub),	[KPE_XOR] = KPE_WIDTHS(xor),
+	[KPE_CMP] = KPE_FLAGS(cmp),	[KPE_TEST] = KPE_FLAGS(test),
+	[KPE_INC] = KPE_WIDTHS(inc),	[KPE_DEC] = KPE_WIDTHS(dec),
 };
 
 /* Where an ALU function finds an operand of kind @opd (register @reg). */

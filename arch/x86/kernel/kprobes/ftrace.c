@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * x86_64 probes on ftrace call sites.
+ * x86 probes on ftrace call sites.
  *
  * With the function tracer built in, a function's entry (after any endbr64)
  * is a 5-byte call to __fentry__ that ftrace patches at will, so no

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * x86_64 jump optimization: which sites may be reached by a jmp rel32
+ * x86 jump optimization: which sites may be reached by a jmp rel32
  * instead of an int3, their detour buffers, and writing the jumps.
  *
  * The jump replaces the instructions that cover its 5 bytes (the region).
@@ -45,21 +45,53 @@
 #include "internal.h"
 
 /*
+ * The template's two widths: the registers below orig_ax (x86_64: the
+ * general purpose ones; i386: gs, which an exception entry leaves 0, the
+ * data segment registers, then the general purpose ones), and the
+ * callback's arguments: the site, whose address the buffer fills in at
+ * kp_tmpl_site (the immediate of a mov to the first argument register),
+ * and the pt_regs frame.
+ */
+#ifdef CONFIG_X86_64
+#define KP_TMPL_SAVE_GPRS						\
+	"	.irp kp_r, " KP_GPRS_DOWN "\n"				\
+	"	push %r\\kp_r\n"					\
+	"	.endr\n"						\
+	"	mov %rsp, %rsi\n"					\
+	"	.byte 0x48, 0xbf\n"		/* movabs $imm64, %rdi */	\
+	"kp_tmpl_site:\n"						\
+	"	.quad 0\n"
+#else
+#define KP_TMPL_SAVE_GPRS						\
+	"	push $0\n"						\
+	"	.irp kp_r, fs, es, ds\n"				\
+	"	push %\\kp_r\n"					\
+	"	.endr\n"						\
+	"	.irp kp_r, ax, bp, di, si, dx, cx, bx\n"		\
+	"	push %e\\kp_r\n"					\
+	"	.endr\n"						\
+	"	mov %esp, %edx\n"					\
+	"	.byte 0xb8\n"			/* mov $imm32, %eax */	\
+	"kp_tmpl_site:\n"						\
+	"	.long 0\n"
+#endif
+
+/*
  * Never executed in place: copied into each buffer.  Entered by a jump
  * with the probed code's stack; the pt_regs frame starts right below it.
- * Everything but the general purpose registers is pushed as an immediate
- * (the ip is the site's address after an int3, an imm32 that sign-extends:
+ * Everything but the registers is pushed as an immediate (the ip is the
+ * site's address after an int3, an imm32 that sign-extends on x86_64:
  * kernel and module text live in the top 2 GB), which costs the hit less
  * than having the callback store it.  "push %rsp" stores the stack pointer
- * 8 bytes too low (after the ss push); adding those 8 would change the
+ * a word too low (after the ss push); adding that word would change the
  * flags, which must be saved first, so the callback does it.
  */
 asm (
 	"	.pushsection .rodata\n"
 	"kp_tmpl:\n"
 	"	push $" __stringify(__KERNEL_DS) "\n"
-	"	push %rsp\n"
-	"	pushfq\n"
+	"	push %" _ASM_SP "\n"
+	"	pushf\n"
 	"kp_tmpl_clac:\n"
 	"	.byte 0x0f, 0x1f, 0x00\n"	/* clac on SMAP CPUs */
 	"	push $" __stringify(__KERNEL_CS) "\n"
@@ -67,18 +99,13 @@ asm (
 	"	.byte 0x68\n"			/* push imm32: ip, filled in */
 	"	.long 0\n"
 	"	push $-1\n"			/* orig_ax */
-	"	.irp kp_r, " KP_GPRS_DOWN "\n"
-	"	push %r\\kp_r\n"
-	"	.endr\n"
-	"	mov %rsp, %rsi\n"
-	"kp_tmpl_site:\n"
-	"	movabs $0, %rdi\n"
+	KP_TMPL_SAVE_GPRS
 	"kp_tmpl_call:\n"
 	"	.byte 0xe8\n"			/* call rel32, filled in */
 	"	.long 0\n"
 	RESTORE_REGS_STRING
-	"	popfq\n"
-	"	lea 16(%rsp), %rsp\n"
+	"	popf\n"
+	"	lea (2 * " KP_WORD ")(%" _ASM_SP "), %" _ASM_SP "\n"
 	"kp_tmpl_end:\n"
 	"	.balign 4\n"
 	"	.globl kp_tmpl_len\n"
@@ -89,7 +116,7 @@ asm (
 
 #define KP_TMPL_LEN		(kp_tmpl_end - kp_tmpl)
 #define KP_TMPL_IP_IMM		(kp_tmpl_ip - kp_tmpl + 1)	/* 68 imm32 */
-#define KP_TMPL_SITE_IMM	(kp_tmpl_site - kp_tmpl + 2)	/* 48 bf imm64 */
+#define KP_TMPL_SITE_IMM	(kp_tmpl_site - kp_tmpl)
 #define KP_TMPL_CALL		(kp_tmpl_call - kp_tmpl)
 #define KP_TMPL_CLAC		(kp_tmpl_clac - kp_tmpl)
 
@@ -109,9 +136,10 @@ static notrace void kp_opt_callback(struct kprobe_site *s,
 }
 NOKPROBE_SYMBOL(kp_opt_callback);
 
+/* On i386 every rel32 reaches: the address space wraps at 4 GB. */
 static bool kp_rel32_reaches(unsigned long from_next, unsigned long to)
 {
-	s64 rel = (s64)(to - from_next);
+	long rel = (long)(to - from_next);
 
 	return rel == (s32)rel;
 }

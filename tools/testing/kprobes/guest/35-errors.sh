@@ -32,7 +32,8 @@
 # Instruction boundaries: kp_target_asm (kp_target.ko) is hand-written
 # (see kp_target_asm.S).  x86: [endbr64,] 8 x nop, a 10-byte movabs, ret;
 # offset 6 is a nop in the middle of the function and offset 15 is inside
-# the movabs, with IBT or without.  arm64: bti c, 4 x nop, ...; offset 8 is
+# the movabs, with IBT or without; i386: 8 x nop, a 5-byte movl, ret:
+# offset 6 again, and 10 inside the movl.  arm64: bti c, 4 x nop, ...; offset 8 is
 # a nop and offset 10 is inside it.  riscv64 and 32-bit arm: 4 x nop (4
 # bytes each), ...; the same two offsets.  ppc64le: 6 x nop, ...; offset
 # 20 is a nop (powerpc takes the first 16 bytes for the function's entry,
@@ -50,6 +51,11 @@ x86_64)
 	EILSEQ=-84	# inside an instruction
 	NOP=6		# a nop inside kp_target_asm
 	INSIDE=15	# inside kp_target_asm's movabs
+	;;
+i?86)
+	EILSEQ=-84
+	NOP=6
+	INSIDE=10	# inside kp_target_asm's movl (no movabs on i386)
 	;;
 aarch64)
 	EILSEQ=-22
@@ -122,7 +128,7 @@ elif [ "$(uname -m)" = armv7l ]; then
 	# arch_within_kprobe_blacklist() refuses (upstream's arch code).
 	refused "kprobe on __switch_to (arm: entry text)" -22 sym=__switch_to
 	refused "kretprobe on __switch_to (arm: entry text)" -22 sym=__switch_to ret=1
-elif [ "$(uname -m)" = x86_64 ]; then
+elif is_x86; then
 	refused "kretprobe on __switch_to" -22 sym=__switch_to ret=1
 elif check "kretprobe on __switch_to registers (no kretprobe blacklist here)" \
 	probe_load sym=__switch_to ret=1; then

@@ -16,7 +16,7 @@
 # Last, perf and ptrace breakpoints of a task next to a wprobe
 # (/kptest/bin/wp_coexist).
 . /kptest/lib.sh
-x86_only "watchpoint probes are x86 only"
+x86_any "watchpoint probes are x86 only"
 
 need "$KP_LIST"
 need "$KP_STATS"

@@ -10,7 +10,7 @@
 # disabled, refused definitions, and the probe leaving the list when the
 # event is deleted.
 . /kptest/lib.sh
-x86_only "watchpoint probes are x86 only"
+x86_any "watchpoint probes are x86 only"
 
 T=/sys/kernel/tracing
 DE=$T/dynamic_events

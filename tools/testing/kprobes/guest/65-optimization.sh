@@ -25,11 +25,11 @@
 # return in flight then needs (upstream's powerpc rethook).
 . /kptest/lib.sh
 case "$(uname -m)" in
-x86_64)		OFF=5 ;;
+x86_64|i?86)	OFF=5 ;;
 aarch64)	OFF=24 ;;
 armv7l)		OFF=20 ;;
 ppc64le)	OFF= ;;
-*)		skip "${0##*/} on $(uname -m)" "jump optimization is x86_64, arm64, 32-bit arm and powerpc64 only"
+*)		skip "${0##*/} on $(uname -m)" "jump optimization is x86, arm64, 32-bit arm and powerpc64 only"
 		exit 0 ;;
 esac
 OFFX=$(printf '0x%x' "${OFF:-0}")

@@ -20,6 +20,7 @@ riscv64) sym=__riscv_sys_getppid ;;
 ppc64le) sym=sys_getppid ;;
 armv7l)	sym=sys_getppid ;;	# 32-bit arm: no syscall wrappers
 s390x)	sym=__s390x_sys_getppid ;;
+i?86)	sym=__ia32_sys_getppid ;;
 *)	sym=__x64_sys_getppid ;;
 esac
 "$prog" -n 50 "$sym"

@@ -20,6 +20,7 @@ riscv64) func=__riscv_sys_sethostname ;;
 ppc64le) func=sys_sethostname ;;
 armv7l)	func=sys_sethostname ;;	# 32-bit arm: no syscall wrappers
 s390x)	func=__s390x_sys_sethostname ;;
+i?86)	func=__ia32_sys_sethostname ;;
 *)	func=__x64_sys_sethostname ;;
 esac
 errno=18	# EXDEV, "Invalid cross-device link": nothing else returns it here

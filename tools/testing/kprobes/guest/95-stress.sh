@@ -13,7 +13,7 @@
 . /kptest/lib.sh
 
 KNOB=/proc/sys/debug/kprobes-optimization
-case "$(uname -m)" in x86_64|aarch64|armv7l) need "$KNOB" ;; esac
+case "$(uname -m)" in x86_64|i?86|aarch64|armv7l) need "$KNOB" ;; esac
 need "$KP_ENABLED"
 
 secs=60

@@ -202,6 +202,20 @@ x86_only() {
 	exit 0
 }
 
+# is_x86: the kernel is x86, of either width.
+is_x86() {
+	case "$(uname -m)" in x86_64|i?86) return 0 ;; esac
+	return 1
+}
+
+# x86_any WHY: the same for what both x86 widths have (x86_64 and i386
+# kernels run the same x86 code of ours).
+x86_any() {
+	is_x86 && return 0
+	skip "${0##*/} on $(uname -m)" "$1"
+	exit 0
+}
+
 # show_list: the kprobes list as comment lines (after a failed check).
 show_list() {
 	diag_file "$KP_LIST" "$KP_LIST"

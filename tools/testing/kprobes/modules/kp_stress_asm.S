@@ -12,6 +12,13 @@
  *
  * (all 4 bytes later with an endbr64 in front).
  *
+ * i386, the same kind of code, the post-handler probe's +5 a mov again:
+ *
+ *   +0 push %ebp (1)   +1 mov %esp,%ebp (2)   +3 push %ebx (1)
+ *   +4 push %esi (1)   +5 mov %eax,%ebx (2)   +7 lea 3(%ebx),%eax (3)
+ *   +10 add %ebx,%eax (2)   +12 xor %ecx,%ecx (2)   +14 add $7,%eax (3)
+ *   +17 pop %esi   +18 pop %ebx   +19 pop %ebp
+ *
  * arm64: the instruction classes upstream's arm64 kprobes treat apart, a
  * probe on each 4 bytes, those that are simulated (PC-relative, branches)
  * between those stepped in a slot, each simulated one checked by the
@@ -62,7 +69,24 @@
 #endif
 
 	.text
-#if defined(CONFIG_X86)
+#if defined(CONFIG_X86_32)
+/* regparm(3): x in %eax, the result in %eax. */
+SYM_FUNC_START(kps_short)
+	push	%ebp
+	mov	%esp, %ebp
+	push	%ebx
+	push	%esi
+	mov	%eax, %ebx
+	lea	3(%ebx), %eax
+	add	%ebx, %eax
+	xor	%ecx, %ecx
+	add	$7, %eax
+	pop	%esi
+	pop	%ebx
+	pop	%ebp
+	RET
+SYM_FUNC_END(kps_short)
+#elif defined(CONFIG_X86)
 SYM_FUNC_START(kps_short)
 	push	%rbp
 	mov	%rsp, %rbp

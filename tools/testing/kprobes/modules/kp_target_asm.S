@@ -10,6 +10,9 @@
  *   (not its entry, which is 0, or 4 after an endbr64) in both builds, and
  *   offsets 14 to 17 are inside the 10-byte movabs in both builds.
  *
+ * i386 (no IBT): 0..7 nop, 8..12 movl $imm32,%eax, 13 ret; offsets 5 to 7
+ *   are nops again, offsets 9 to 12 inside the movl.
+ *
  * arm64 (every instruction 4 bytes; arm64's SYM_FUNC_START puts a "bti c"
  * first, BTI or not):
  *   0     bti c       a hint, simulated (a nop)
@@ -80,7 +83,20 @@
 #endif
 
 	.text
-#if defined(CONFIG_X86)
+#if defined(CONFIG_X86_32)
+SYM_FUNC_START(kp_target_asm)
+	nop
+	nop
+	nop
+	nop
+	nop
+	nop
+	nop
+	nop
+	movl	$0x74726765, %eax
+	RET
+SYM_FUNC_END(kp_target_asm)
+#elif defined(CONFIG_X86)
 SYM_FUNC_START(kp_target_asm)
 	nop
 	nop

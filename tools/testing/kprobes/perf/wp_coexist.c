@@ -33,7 +33,14 @@
 
 #define MAXBP 8
 
-static volatile uint64_t vars[MAXBP * 8];	/* 64 bytes apart */
+/*
+ * One word per breakpoint, the longest x86 watches in either width (8
+ * bytes on x86_64, 4 on i386, whose debug registers take no LEN_8).
+ */
+#define BP_LEN sizeof(long)
+#define STRIDE (64 / sizeof(long))		/* words 64 bytes apart */
+
+static volatile unsigned long vars[MAXBP * STRIDE];
 
 static int perf_bp(volatile void *addr)
 {
@@ -44,7 +51,7 @@ static int perf_bp(volatile void *addr)
 	attr.size = sizeof(attr);
 	attr.bp_type = HW_BREAKPOINT_W;
 	attr.bp_addr = (uintptr_t)addr;
-	attr.bp_len = HW_BREAKPOINT_LEN_8;
+	attr.bp_len = BP_LEN;
 	attr.sample_period = 1;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
@@ -58,7 +65,7 @@ static int do_perf(int n)
 	if (n < 1 || n > MAXBP)
 		return 1;
 	for (i = 0; i < n; i++) {
-		fd[i] = perf_bp(&vars[i * 8]);
+		fd[i] = perf_bp(&vars[i * STRIDE]);
 		if (fd[i] < 0) {
 			err = errno;
 			break;
@@ -76,8 +83,8 @@ static int do_perf(int n)
 	 */
 	for (j = 0; j < 10; j++)
 		for (i = 0; i < n; i++) {
-			vars[i * 8] = j + 1;
-			vars[i * 8 + 1] = j + 1;
+			vars[i * STRIDE] = j + 1;
+			vars[i * STRIDE + 1] = j + 1;
 		}
 	for (i = 0; i < opened; i++) {
 		uint64_t count = 0;
@@ -114,10 +121,11 @@ static int do_ptrace(void)
 	}
 	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
 		return 1;
-	/* DR0: the variable; DR7: L0, write, 8 bytes (LEN 10b). */
+	/* DR0: the variable; DR7: L0, write, a word (LEN 10b 8, 11b 4). */
 	if (ptrace(PTRACE_POKEUSER, pid, (void *)dr, (void *)&vars[0]) ||
 	    ptrace(PTRACE_POKEUSER, pid, (void *)(dr + 7 * sizeof(long)),
-		   (void *)(1UL | (1UL << 16) | (2UL << 18)))) {
+		   (void *)(1UL | (1UL << 16) |
+			    ((BP_LEN == 8 ? 2UL : 3UL) << 18)))) {
 		printf("setting DR0/DR7: errno %d (%s)\n", errno,
 		       strerror(errno));
 		kill(pid, SIGKILL);
