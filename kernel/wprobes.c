@@ -424,8 +424,8 @@ static int wp_check(struct wprobe *wp)
 	if (wp->len != 1 && wp->len != 2 && wp->len != 4 &&
 	    wp->len != sizeof(long)) {
 		/* The debug registers of a 32-bit kernel watch 4 at most. */
-		pr_err("length %u: only 1, 2, 4%s bytes can be watched\n",
-		       wp->len, IS_ENABLED(CONFIG_64BIT) ? " or 8" : "");
+		pr_err("length %u: only %s bytes can be watched\n", wp->len,
+		       IS_ENABLED(CONFIG_64BIT) ? "1, 2, 4 or 8" : "1, 2 or 4");
 		return -EINVAL;
 	}
 	if (wp->kind != WPROBE_WRITE && wp->kind != WPROBE_RW) {

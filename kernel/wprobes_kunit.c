@@ -258,7 +258,7 @@ static void wpk_test_refused(struct kunit *test)
 		{ 0, 3, WPROBE_WRITE }, { 0, 0, WPROBE_WRITE },
 		{ 0, 16, WPROBE_WRITE }, { 0, 6, WPROBE_RW },
 		{ 1, 2, WPROBE_WRITE }, { 2, 4, WPROBE_WRITE },
-		{ 4, WPK_WORD, WPROBE_RW }, { 6, 4, WPROBE_RW },
+		{ 4, 8, WPROBE_RW }, { 6, 4, WPROBE_RW },
 		{ 0, 4, 7 },
 	};
 	struct wprobe *wp, *good[HBP_NUM];

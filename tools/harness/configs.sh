@@ -21,13 +21,15 @@ variants=$harness/config/variants
 cross=$harness/config/cross
 jobs=${KP_JOBS:-$(nproc)}
 
-# The cross builds: NAME (Debian's architecture) ARCH CROSS_COMPILE package.
+# The cross builds: NAME (Debian's architecture) ARCH CROSS_COMPILE package
+# ("-": no prefix, the host's compiler builds it).
 cross_builds=(
 	"arm64 arm64 aarch64-linux-gnu- gcc-aarch64-linux-gnu"
 	"riscv64 riscv riscv64-linux-gnu- gcc-riscv64-linux-gnu"
 	"ppc64el powerpc powerpc64le-linux-gnu- gcc-powerpc64le-linux-gnu"
 	"s390x s390 s390x-linux-gnu- gcc-s390x-linux-gnu"
 	"armhf arm arm-linux-gnueabihf- gcc-arm-linux-gnueabihf"
+	"i386 i386 - gcc"
 )
 # What every cross build must have on.
 cross_want=(KPROBES KRETPROBES UPROBES KPROBE_EVENTS UPROBE_EVENTS)
@@ -61,6 +63,7 @@ results=()
 prepare_cross() {
 	local n=$1 bdir=$2 line opt rc=0
 	read -r _ arch cc pkg <<< "$(cross_line "$n")"
+	[ "$cc" = - ] && cc=
 	"$harness/deps.sh" "$pkg" || return 1
 	ARCH=$arch CROSS_COMPILE=$cc KP_BUILD_ONLY=1 \
 		KP_CONFIG_FRAGS="$cross/common.config $cross/$n.config" \
@@ -83,6 +86,7 @@ build_one() {
 	line=$(cross_line "$n")
 	if [ -n "$line" ]; then
 		read -r _ arch cc _ <<< "$line"
+		[ "$cc" = - ] && cc=
 		env=(ARCH="$arch" CROSS_COMPILE="$cc")
 		prepare_cross "$n" "$bdir" > "$bdir/build.log" 2>&1 || rc=$?
 	else

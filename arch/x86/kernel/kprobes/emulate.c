@@ -332,34 +332,38 @@ fault:									\
 }
 
 #ifdef CONFIG_X86_64
-#define KP_EMU_Q(name, body)	KP_EMU_FN(name##_q, u64, u64, body)
+KP_EMU_FN(mov_q, u64, u64, KP_EMU_MOV());
+KP_EMU_FN(add_q, u64, u64, KP_EMU_OP2("add"));
+KP_EMU_FN(or_q, u64, u64, KP_EMU_OP2("or"));
+KP_EMU_FN(and_q, u64, u64, KP_EMU_OP2("and"));
+KP_EMU_FN(sub_q, u64, u64, KP_EMU_OP2("sub"));
+KP_EMU_FN(xor_q, u64, u64, KP_EMU_OP2("xor"));
+KP_EMU_FN(cmp_q, u64, u64, KP_EMU_FLAGS2("cmp"));
+KP_EMU_FN(test_q, u64, u64, KP_EMU_FLAGS2("test"));
+KP_EMU_FN(inc_q, u64, u64, KP_EMU_OP1("inc"));
+KP_EMU_FN(dec_q, u64, u64, KP_EMU_OP1("dec"));
 #define KPE_Q(name)		kpe_##name##_q
 #else
-#define KP_EMU_Q(name, body)
-#define KPE_Q(name)		NULL
+#define KPE_Q(...)		NULL
 #endif
-
-/* An operation that writes its destination, in every width. */
-#define KP_EMU_ALU(name, body)						\
-	KP_EMU_Q(name, body)						\
-	KP_EMU_FN(name##_lr, u32, unsigned long, body)			\
-	KP_EMU_FN(name##_lm, u32, u32, body)
-
-/* One that only sets the flags. */
-#define KP_EMU_CMP(name, body)						\
-	KP_EMU_Q(name, body)						\
-	KP_EMU_FN(name##_l, u32, u32, body)
-
-KP_EMU_ALU(mov, KP_EMU_MOV())
-KP_EMU_ALU(add, KP_EMU_OP2("add"))
-KP_EMU_ALU(or, KP_EMU_OP2("or"))
-KP_EMU_ALU(and, KP_EMU_OP2("and"))
-KP_EMU_ALU(sub, KP_EMU_OP2("sub"))
-KP_EMU_ALU(xor, KP_EMU_OP2("xor"))
-KP_EMU_CMP(cmp, KP_EMU_FLAGS2("cmp"))
-KP_EMU_CMP(test, KP_EMU_FLAGS2("test"))
-KP_EMU_ALU(inc, KP_EMU_OP1("inc"))
-KP_EMU_ALU(dec, KP_EMU_OP1("dec"))
+KP_EMU_FN(mov_lr, u32, unsigned long, KP_EMU_MOV());
+KP_EMU_FN(mov_lm, u32, u32, KP_EMU_MOV());
+KP_EMU_FN(add_lr, u32, unsigned long, KP_EMU_OP2("add"));
+KP_EMU_FN(add_lm, u32, u32, KP_EMU_OP2("add"));
+KP_EMU_FN(or_lr, u32, unsigned long, KP_EMU_OP2("or"));
+KP_EMU_FN(or_lm, u32, u32, KP_EMU_OP2("or"));
+KP_EMU_FN(and_lr, u32, unsigned long, KP_EMU_OP2("and"));
+KP_EMU_FN(and_lm, u32, u32, KP_EMU_OP2("and"));
+KP_EMU_FN(sub_lr, u32, unsigned long, KP_EMU_OP2("sub"));
+KP_EMU_FN(sub_lm, u32, u32, KP_EMU_OP2("sub"));
+KP_EMU_FN(xor_lr, u32, unsigned long, KP_EMU_OP2("xor"));
+KP_EMU_FN(xor_lm, u32, u32, KP_EMU_OP2("xor"));
+KP_EMU_FN(cmp_l, u32, u32, KP_EMU_FLAGS2("cmp"));
+KP_EMU_FN(test_l, u32, u32, KP_EMU_FLAGS2("test"));
+KP_EMU_FN(inc_lr, u32, unsigned long, KP_EMU_OP1("inc"));
+KP_EMU_FN(inc_lm, u32, u32, KP_EMU_OP1("inc"));
+KP_EMU_FN(dec_lr, u32, unsigned long, KP_EMU_OP1("dec"));
+KP_EMU_FN(dec_lm, u32, u32, KP_EMU_OP1("dec"));
 
 #define KPE_WIDTHS(name)	{ KPE_Q(name), kpe_##name##_lr, kpe_##name##_lm }
 #define KPE_FLAGS(name)		{ KPE_Q(name), kpe_##name##_l, kpe_##name##_l }

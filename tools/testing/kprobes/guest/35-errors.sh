@@ -83,7 +83,7 @@ s390x)
 	INSIDE=10
 	;;
 *)
-	x86_only "no instruction boundaries known here (kp_target.ko is x86, arm64, riscv64, ppc64le, 32-bit arm and s390x assembly)"
+	x86_64_only "no instruction boundaries known here (kp_target.ko is x86, arm64, riscv64, ppc64le, 32-bit arm and s390x assembly)"
 	;;
 esac
 

@@ -10,7 +10,7 @@
 #  - the other way round, the livepatch is refused while such a probe is
 #    there, and /proc/cmdline stays the original.
 . /kptest/lib.sh
-x86_only "livepatch and probes on ftrace sites are x86 only here"
+x86_64_only "livepatch is x86_64 only"
 
 LP=/sys/kernel/livepatch/livepatch_sample
 PATCHED="this has been live patched"

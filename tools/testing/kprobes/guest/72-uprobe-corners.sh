@@ -12,7 +12,7 @@
 #    that maps the probed text a second time: only the address asked for
 #    counts, in task context and in the trap, entries and returns.
 . /kptest/lib.sh
-x86_only "uprobe_corners is x86 assembly"
+x86_64_only "uprobe_corners is x86_64 assembly"
 
 prog=/kptest/bin/uprobe_corners
 need /sys/bus/event_source/devices/uprobe/type

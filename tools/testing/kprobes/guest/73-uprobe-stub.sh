@@ -17,7 +17,7 @@
 #    with kprobe events on uprobe_access_mm() and arch_uprobe_text_sync()).
 # On a kernel without optimized sites (stock) the stub cases skip.
 . /kptest/lib.sh
-x86_only "optimized sites and boosted copies are x86 only"
+x86_64_only "optimized sites and boosted copies are x86_64 only"
 
 T=/sys/kernel/tracing
 prog=/kptest/bin/uprobe_stub

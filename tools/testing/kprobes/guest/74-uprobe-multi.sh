@@ -7,7 +7,7 @@
 # and going while a thread runs the pad under perf uprobe events that must
 # count every call, and children fork.  Its lines are the results.
 . /kptest/lib.sh
-x86_only "uprobe_multi is x86 assembly"
+x86_64_only "uprobe_multi is x86_64 assembly"
 
 prog=/kptest/bin/uprobe_multi
 need /sys/bus/event_source/devices/uprobe/type

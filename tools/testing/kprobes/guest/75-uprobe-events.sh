@@ -28,7 +28,7 @@
 #  - debugfs uprobes/list shows the probes, how they run and their hits;
 #  - bad probe definitions are refused and leave the kernel log quiet.
 . /kptest/lib.sh
-x86_only "uprobe_target is x86 assembly"
+x86_64_only "uprobe_target is x86_64 assembly"
 
 T=/sys/kernel/tracing
 prog=/kptest/bin/uprobe_target

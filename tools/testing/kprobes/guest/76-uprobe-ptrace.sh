@@ -9,7 +9,7 @@
 # at the probed address, and each stop re-enters the probe.  The 5-byte nop
 # also runs twice, the second time through its optimized jump.
 . /kptest/lib.sh
-x86_only "uprobe_target is x86 assembly"
+x86_64_only "uprobe_target is x86_64 assembly"
 
 T=/sys/kernel/tracing
 prog=/kptest/bin/uprobe_target

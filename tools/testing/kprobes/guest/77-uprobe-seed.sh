@@ -8,7 +8,7 @@
 # is fine); errors for a missing process, a kernel thread and an address
 # outside executable code.
 . /kptest/lib.sh
-x86_only "uprobe_target is x86 assembly"
+x86_64_only "uprobe_target is x86_64 assembly"
 
 prog=/kptest/bin/uprobe_target
 mod=$(find /lib/modules -name uprobe_example.ko | head -n 1)

@@ -12,7 +12,7 @@
 # gone from debugfs uprobes/list, and the kernel log stays quiet.  Then a
 # probe takes itself off from its handler while 8 threads hit it.
 . /kptest/lib.sh
-x86_only "uprobe_target is x86 assembly"
+x86_64_only "uprobe_target is x86_64 assembly"
 
 prog=/kptest/bin/uprobe_target
 mod=$KP_MODS/up_nest.ko

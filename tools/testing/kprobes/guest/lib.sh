@@ -193,10 +193,10 @@ need() {
 	exit 1
 }
 
-# x86_only WHY: the rest of the script is about x86 code (its targets are
-# x86 assembly, or the feature is x86's alone): elsewhere, one skip line
-# that says why, and nothing else.
-x86_only() {
+# x86_64_only WHY: the rest of the script is about x86_64 code (its targets
+# are x86_64 assembly, or the feature is x86_64's alone): elsewhere, one
+# skip line that says why, and nothing else.
+x86_64_only() {
 	[ "$(uname -m)" = x86_64 ] && return 0
 	skip "${0##*/} on $(uname -m)" "$1"
 	exit 0
