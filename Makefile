@@ -16,13 +16,14 @@
 #   make test-icount  the KUnit suites alone, under -icount
 #   make configs    build (not boot) the other configurations: modules, ftrace,
 #                   optprobes, kretprobes off; PREEMPT_NONE/VOLUNTARY; and
-#                   arm64, riscv64, ppc64el, s390x, armhf cross built with
+#                   arm64, riscv64, ppc64el, s390x, armhf, i386 built with
 #                   kprobes, kretprobes, uprobes and their trace events on
 #   make deps       install the Debian packages the targets need (the others
 #                   do it first)
 #   make clean / distclean
 #
-# ARCH: x86_64 (default); arm64 (our own arm64 code, cross built, QEMU virt);
+# ARCH: x86_64 (default); i386 (our x86 code on a 32-bit kernel, the host's
+# gcc -m32, qemu-system-i386); arm64 (our own arm64 code, cross built, QEMU virt);
 # riscv (upstream's riscv code on our core, OpenSBI, the guest's busybox and
 # bash cross built from Debian's sources); ppc64el (upstream's powerpc code,
 # QEMU pseries, POWER9, SLOF), armhf (upstream's 32-bit arm code, ARM mode,

@@ -15,10 +15,10 @@ lines, and the HEADLINE rows between README's "<!-- headline begin" and
 
 The kernels' .config says which architecture was measured.  arm64 (make
 bench ARCH=arm64) has its own hit and uprobe rows (A64_HITS, A64_UHITS),
-leaves out the rows neither kernel measured, adds the goals of issue 31
-(GOALS) under the table, and goes between DOC's "<!-- bench-table-arm64
-begin" and "<!-- bench-table-arm64 end" lines; README may then be empty
-(no headline rows).
+i386 its own uprobe rows (I386_UHITS); both leave out the rows neither
+kernel measured, add their goals (GOALS_OF) under the table, and go
+between DOC's "<!-- bench-table-ARCH begin" and "<!-- bench-table-ARCH
+end" lines; README may then be empty (no headline rows).
 """
 import csv
 import datetime
@@ -75,6 +75,15 @@ UHITS = [
     ("uhit.endbr", "uprobe on endbr64"),
     ("uhit.ret", "uprobe on ret"),
     ("uhit.riprel", "uprobe on a RIP-relative load"),
+    ("uhit.nop5", "uprobe on a 5-byte nop"),
+    ("uhit.uret", "uretprobe"),
+]
+# i386: the x86_64 rows 32-bit code has (no RIP-relative load).
+I386_UHITS = [
+    ("uhit.nop", "uprobe on nop"),
+    ("uhit.push", "uprobe on push %ebp"),
+    ("uhit.endbr", "uprobe on endbr32"),
+    ("uhit.ret", "uprobe on ret"),
     ("uhit.nop5", "uprobe on a 5-byte nop"),
     ("uhit.uret", "uretprobe"),
 ]
@@ -143,7 +152,8 @@ HEADLINE = [
 ]
 
 
-# arm64: issue 31's goals, (what, ours' key, stock's key, at most).
+# The goals of an architecture's run: (what, ours' key, stock's key, at
+# most).  arm64's:
 GOALS = [
     ("kprobe hit, BRK with a post handler", "hit.brk", "hit.brk", 0.5),
     ("kprobe hit, no post handler (boosted on ours)", "hit.boost",
@@ -156,6 +166,22 @@ GOALS = [
     ("1000 kprobes, one register_kprobes(), until armed, per probe",
      "reg1000.batch.armed", "reg1000.batch.armed", 0.05),
 ]
+# i386's, those of x86_64: trap-based hits at most half of stock's,
+# optimized ones 0.75, ftrace-based ones 0.8.
+I386_GOALS = [
+    ("kprobe hit, int3 with a post handler", "hit.int3", "hit.int3", 0.5),
+    ("kprobe hit, boosted", "hit.boost", "hit.boost", 0.5),
+    ("kretprobe hit", "hit.kret", "hit.kret", 0.5),
+    ("kprobe + kretprobe hit", "hit.kp+kret", "hit.kp+kret", 0.5),
+    ("kprobe hit, optimized", "hit.opt", "hit.opt", 0.75),
+    ("kretprobe hit, optimized entry", "hit.optkret", "hit.optkret", 0.75),
+    ("kprobe hit, ftrace-based", "hit.ftrace", "hit.ftrace", 0.8),
+    ("1000 kprobes, one register_kprobes(), until armed, per probe",
+     "reg1000.batch.armed", "reg1000.batch.armed", 0.05),
+]
+GOALS_OF = {"arm64": GOALS, "i386": I386_GOALS}
+MACHINE = {"arm64": ", qemu-system-aarch64 virt, cortex-a57",
+           "i386": ", qemu-system-i386 pc, qemu32"}
 
 ARCH = "x86_64"
 
@@ -199,7 +225,7 @@ def write_docs(doc, readme, md, table, version, command, commit):
 def rows():
     """(key, run, measure, unit) in table order."""
     hits = A64_HITS if ARCH == "arm64" else HITS
-    uhits = A64_UHITS if ARCH == "arm64" else UHITS
+    uhits = {"arm64": A64_UHITS, "i386": I386_UHITS}.get(ARCH, UHITS)
     inner = "+8 bytes" if ARCH == "arm64" else "+9 bytes"
     for key, what in hits:
         yield key, "icount", "hit cost: " + what, "insn"
@@ -321,20 +347,23 @@ def arch():
     for side in SIDES:
         try:
             with open(os.path.join(OUT, side, "linux", ".config")) as f:
-                if "CONFIG_ARM64=y\n" in f.read():
-                    return "arm64"
+                config = f.read()
+            if "CONFIG_ARM64=y\n" in config:
+                return "arm64"
+            if "CONFIG_X86_32=y\n" in config:
+                return "i386"
         except OSError:
             pass
     return "x86_64"
 
 
 def goals(data):
-    """arm64: the goals of issue 31, each with its figures and verdict."""
+    """The architecture's goals, each with its figures and verdict."""
     head = ("goal", "stock", "ours", "ours/stock", "at most", "met")
-    out = ["Goals (issue 31), insn per hit or us per probe as above:", "",
+    out = ["Goals, insn per hit or us per probe as above:", "",
            "| " + " | ".join(head) + " |",
            "| " + " | ".join("---" for _ in head) + " |"]
-    for what, okey, skey, limit in GOALS:
+    for what, okey, skey, limit in GOALS_OF[ARCH]:
         s = cell("stock", "icount", data, skey)[0]
         o = cell("ours", "icount", data, okey)[0]
         r = ratio(s, o)
@@ -394,8 +423,7 @@ def main():
             notes.append("%s (%s): %s" % (measure, unit, "; ".join(said)))
     date = datetime.date.today().isoformat()
     head = ("measure", "unit", "stock", "ours", "ours/stock")
-    machine = "" if ARCH == "x86_64" else \
-        ", qemu-system-aarch64 virt, cortex-a57"
+    machine = MACHINE.get(ARCH, "")
     kernel = version if ARCH == "x86_64" else "%s (%s)" % (version, ARCH)
     md = ["Linux %s, %s. insn: guest instructions (QEMU TCG%s, "
           "-icount shift=0, one vCPU); us/probe: guest time under icount "
@@ -412,7 +440,7 @@ def main():
           "| " + " | ".join(head) + " |",
           "| " + " | ".join("---" for _ in head) + " |"]
     md += ["| " + " | ".join(r) + " |" for r in table]
-    if ARCH == "arm64":
+    if ARCH in GOALS_OF:
         md += [""] + goals(data)
     if notes:
         md += ["", "Notes:", ""] + ["- " + n for n in notes]

@@ -9,7 +9,8 @@ every example of commands in them:
 - a Markdown block fenced as ```sh guest [TAG...], or an RST literal block
   after the comment ".. kp-example: guest [TAG...]", runs in the test
   guest: it is written to OUT_DIR/NNN.sh, and OUT_DIR/index gets a line
-  "NNN FILE:LINE TAGS" (TAGS: x86_64 runs it on x86_64 only, needs=TOOL only
+  "NNN FILE:LINE TAGS" (TAGS: x86_64 runs it on x86_64 only, x86 on x86_64
+  and i386, needs=TOOL only
   where TOOL is in the guest's PATH, ours only on a kernel with our debugfs
   files, not on stock, kprobe-trace only where a kprobe's event reaches the
   trace buffer: not riscv, uprobe-busybox only where the guest's busybox is

@@ -32,6 +32,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #ifdef CONFIG_X86
+#include <asm/asm.h>
 #include <asm/text-patching.h>
 #endif
 #ifdef CONFIG_ARM64
@@ -131,12 +132,12 @@ asm("	.pushsection .text, \"ax\"\n"
 #else
 static noinline void kpb_target(void)
 {
-	asm volatile("incq %0" : "+m" (kpb_sink));
+	asm volatile(_ASM_INC "%0" : "+m" (kpb_sink));
 }
 
 static noinline notrace void kpb_target_nt(void)
 {
-	asm volatile("incq %0\n\tincq %0" : "+m" (kpb_sink));
+	asm volatile(_ASM_INC "%0\n\t" _ASM_INC "%0" : "+m" (kpb_sink));
 }
 #endif
 

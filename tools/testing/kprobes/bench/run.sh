@@ -175,7 +175,8 @@ elif want uhits; then
 	uhit push push 0
 	uhit endbr endbr 0
 	uhit ret ret 0
-	uhit riprel riprel 0
+	# i386 code has no RIP-relative operand.
+	[ "$arch" = x86_64 ] && uhit riprel riprel 0
 	uhit nop5 nop5 0
 	uhit uret func 1
 fi
@@ -208,8 +209,11 @@ fi
 # never probed and by one whose probes are gone, fork of a process whose
 # children hit a probed function, closing 1,000 events one by one.
 if want uperf; then
-	for c in $(if [ "$arch" = aarch64 ]; then echo nop stp ret adrp func
-		   else echo nop push endbr ret riprel nop5 func; fi); do
+	for c in $(case $arch in
+		   aarch64) echo nop stp ret adrp func ;;
+		   x86_64) echo nop push endbr ret riprel nop5 func ;;
+		   *) echo nop push endbr ret nop5 func ;;
+		   esac); do
 		t0=$($ubin loop "$c" "$un" | cut -d' ' -f4)
 		# shellcheck disable=SC2046 # one word per figure
 		set -- $($ubin perf "$c" "$un")

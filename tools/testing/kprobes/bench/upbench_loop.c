@@ -115,6 +115,39 @@ static const struct ub_case cases[] = {
 	{ "nop", ub_nop }, { "stp", ub_stp }, { "ret", ub_ret },
 	{ "adrp", ub_adrp }, { "func", ub_func },
 };
+#elif defined(__i386__)
+/*
+ * i386: the x86_64 cases that 32-bit code has (no RIP-relative load; the
+ * endbr is endbr32).
+ */
+#define UB_SITE	1
+asm (
+"	.text\n"
+"	.p2align 4\n"
+"	.globl ub_push\n"
+"ub_push:	push %ebp\n"
+"	pop %ebp\n"
+"	ret\n"
+"	.p2align 4\n"
+"	.globl ub_endbr\n"
+"ub_endbr:	endbr32\n"
+"	ret\n"
+"	.p2align 4\n"
+"	.globl ub_nop5\n"
+"ub_nop5:	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+"	ret\n"
+"	.p2align 4\n"
+"	.globl ub_func\n"	/* for return probes: a plain function */
+"ub_func:	mov 4(%esp), %eax\n"
+"	ret\n"
+);
+
+void ub_push(void), ub_endbr(void), ub_nop5(void);
+
+static const struct ub_case cases[] = {
+	{ "nop", ub_nop }, { "push", ub_push }, { "endbr", ub_endbr },
+	{ "ret", ub_ret }, { "nop5", ub_nop5 }, { "func", ub_func },
+};
 #else
 #define UB_SITE	1
 asm (

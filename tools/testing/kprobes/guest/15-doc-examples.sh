@@ -33,6 +33,7 @@ while read -r id where tags; do
 	for t in $tags; do
 		case "$t" in
 		x86_64) [ "$(uname -m)" = x86_64 ] || why="x86_64 only" ;;
+		x86) is_x86 || why="x86 only" ;;
 		# Our debugfs files, uprobes list or wprobes: not on stock.
 		ours) [ -e "$KP_STATS" ] || why="uses interfaces of ours, not on this kernel" ;;
 		# Reads a kprobe's events from the trace buffer.  riscv (6.12)
