@@ -3,7 +3,7 @@
 # modules, the README's example module and, when given, the user's EXTRA directory), install the kernel's
 # modules under BUILD_DIR/oot/modroot and build the static guest programs
 # (BUILD_DIR/oot/bin: kprobe_perf, kprobe_bpf, uprobe_target, uprobe_i386,
-# uprobe_pmu, uprobe_multi, uprobe_corners, uprobe_stub, wp_coexist).
+# uprobe_pmu, uprobe_calls, uprobe_multi, uprobe_corners, uprobe_stub, wp_coexist).
 #
 #   build.sh BUILD_DIR [EXTRA_DIR]
 set -euo pipefail
@@ -56,6 +56,7 @@ prog() {
 prog perf/kprobe_perf.c
 prog bpf/kprobe_bpf.c
 prog uprobe/uprobe_pmu.c -pthread
+prog uprobe/uprobe_calls.c -fno-omit-frame-pointer
 if [ "$kp_arch" = x86_64 ]; then
 	prog uprobe/uprobe_target.c -pthread
 	prog perf/wp_coexist.c

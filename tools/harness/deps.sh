@@ -10,6 +10,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 pkgs=(linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
       dwarves cpio xz-utils kmod python3 python3-ply rsync git
       linux-perf	# the guest's perf, for the README's example
+      bpftrace		# the guest's bpftrace: the README's example, 86-bpftrace.sh
       "${kp_arch_deps[@]}" "$@")
 
 missing=()

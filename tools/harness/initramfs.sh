@@ -1,8 +1,8 @@
 #!/bin/bash
 # Pack the guest's initramfs: busybox, bash, our init and shell tests, the
 # kprobes sample modules, our test modules, the documentation's examples
-# (/kptest/doc), the static test programs, the
-# kernel's modules (/lib/modules), upstream's ftrace selftests
+# (/kptest/doc) with the host's perf and bpftrace (x86_64), the static test
+# programs, the kernel's modules (/lib/modules), upstream's ftrace selftests
 # (/kptest/ftrace) and the user's EXTRA modules with their .txt data files.
 #
 #   initramfs.sh BUILD_DIR [EXTRA_DIR]
@@ -45,18 +45,25 @@ fi
 # The documentation's examples for the guest, and the checks of the others.
 "$top/tools/harness/doc-examples.py" "$bdir/doc"
 
-# perf_entries: /usr/bin/perf, the libraries ldd finds for it and the
-# dynamic loader, at the paths the loader looks in (none when perf is not
-# installed).
-perf_entries() {
-	local bin lib
-	bin=$(command -v perf) || return 0
-	bin=$(readlink -f "$bin")
-	echo "file /usr/bin/perf $bin 755 0 0"
+# host_tools TOOL...: the host's Debian-packaged TOOLs (perf, bpftrace) for
+# the guest: /usr/bin/TOOL, every library ldd finds for them (each once) and
+# the dynamic loader, at the paths the loader looks in.  A TOOL the host
+# does not have is left out (its examples then skip, saying so).
+host_tools() {
+	local t bin lib bins=()
+	for t in "$@"; do
+		bin=$(command -v "$t") || continue
+		bin=$(readlink -f "$bin")
+		echo "file /usr/bin/$t $bin 755 0 0"
+		bins+=("$bin")
+	done
+	[ ${#bins[@]} = 0 ] && return 0
 	echo "dir /lib 755 0 0"
 	echo "dir /lib/x86_64-linux-gnu 755 0 0"
 	echo "dir /lib64 755 0 0"
-	ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+	for bin in "${bins[@]}"; do
+		ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'
+	done | LC_ALL=C sort -u |
 	while read -r lib; do
 		echo "file $lib $(readlink -f "$lib") 755 0 0"
 	done
@@ -88,12 +95,14 @@ perf_entries() {
 	# lib/modules/<release>/build points back at the tree).
 	tree_entries "$bdir/oot/modroot/lib" /lib
 	# The documentation's command examples (15-doc-examples.sh runs them),
-	# with the host's perf (Debian's linux-perf) and its libraries for
-	# the README's perf example: in the trees build.sh made (the example
-	# module is there), not in make bench's own.
+	# with the host's perf and bpftrace (Debian's linux-perf and bpftrace)
+	# and their libraries for the README's examples and 86-bpftrace.sh:
+	# in the trees build.sh made (the example module is there), not in
+	# make bench's own.  bpftrace adds about 200 MB (LLVM and clang) to
+	# the unpacked image, 80 MB compressed.
 	if [ -d "$bdir/oot/docs" ]; then
 		tree_entries "$bdir/doc" /kptest/doc
-		[ "$kp_arch" = x86_64 ] && perf_entries
+		[ "$kp_arch" = x86_64 ] && host_tools perf bpftrace
 	fi
 	# Upstream's ftrace selftests, pristine from the tree, for ftracetest.
 	tree_entries "$tree/tools/testing/selftests/ftrace" /kptest/ftrace
