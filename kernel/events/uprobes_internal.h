@@ -208,6 +208,8 @@ int uprobe_arm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 		       struct page *page, void *kpage, unsigned long vaddr);
 void uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 			   struct page *page, void *kpage, unsigned long vaddr);
+/* After disarming in an mm: clear MMF_HAS_UPROBES once nothing is armed. */
+void uprobe_mm_recheck(struct mm_struct *mm);
 void uprobe_restore_file_page(struct mm_struct *mm, unsigned long vaddr);
 unsigned long uprobe_site_hits(struct uprobe_site *s);
 int uprobe_access_mm(struct mm_struct *mm, unsigned long vaddr, void *buf,

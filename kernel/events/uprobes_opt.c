@@ -522,7 +522,8 @@ void uprobe_stub_rewind(struct pt_regs *regs)
 	unsigned long vaddr;
 	unsigned int off, blen;
 
-	if (!mm || !test_bit(MMF_HAS_UPROBES, &mm->flags))
+	/* Not by MMF_HAS_UPROBES: the stubs outlive what is armed. */
+	if (!mm || !READ_ONCE(mm->uprobes_state.stubs))
 		return;
 	vaddr = uprobe_stub_site(mm, instruction_pointer(regs), &off, &blen);
 	if (vaddr && blen)
@@ -544,7 +545,7 @@ bool uprobe_stub_step(struct pt_regs *regs)
 	unsigned long vaddr;
 	unsigned int off, blen;
 
-	if (!mm || !test_bit(MMF_HAS_UPROBES, &mm->flags))
+	if (!mm || !READ_ONCE(mm->uprobes_state.stubs))
 		return false;
 	vaddr = uprobe_stub_site(mm, instruction_pointer(regs), &off, &blen);
 	if (!vaddr || off || blen)
