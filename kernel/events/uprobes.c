@@ -777,14 +777,14 @@ static bool same_as_cached(struct address_space *mapping, pgoff_t index,
 
 /*
  * Once its last breakpoint is gone, the process's private copy of a text
- * page is dropped when it equals the file's page again: the next access
- * maps the page cache page, so a probed library does not keep costing
- * every process that mapped it a page.  Only in a mapping that cannot be
- * written: nobody can change the copy there without mmap_lock (FOLL_FORCE
- * writers take it; we hold it for writing), so what we compared is what
- * we drop.  Threads faulting the page back in meanwhile are fine: the
- * zap and the fault are ordered by the page table lock, as for
- * MADV_DONTNEED.
+ * page is dropped when it equals the file's page again, and the page
+ * cache page mapped in its place, so a probed library does not keep
+ * costing every process that mapped it a page.  Only in a mapping that
+ * cannot be written: nobody can change the copy there without mmap_lock
+ * (FOLL_FORCE writers take it; we hold it for writing), so what we
+ * compared is what we drop.  Threads faulting the page back in meanwhile
+ * are fine: the zap and the fault are ordered by the page table lock, as
+ * for MADV_DONTNEED.
  */
 void uprobe_restore_file_page(struct mm_struct *mm, unsigned long vaddr)
 {
@@ -801,8 +801,18 @@ void uprobe_restore_file_page(struct mm_struct *mm, unsigned long vaddr)
 	       same_as_cached(vma->vm_file->f_mapping,
 			      linear_page_index(vma, vaddr), page);
 	put_page(page);
-	if (drop)
-		zap_page_range_single(vma, vaddr, PAGE_SIZE, NULL);
+	if (!drop)
+		return;
+	zap_page_range_single(vma, vaddr, PAGE_SIZE, NULL);
+	/*
+	 * The file's page mapped there again at once, as the next access
+	 * would: a child forked later gets it with the page tables (the copy
+	 * gave the mapping an anon_vma, so fork copies them) instead of each
+	 * child faulting it in on its first call into the page.
+	 */
+	page = get_user_page_vma_remote(mm, vaddr, FOLL_FORCE, &vma);
+	if (!IS_ERR(page))
+		put_page(page);
 }
 
 /*
