@@ -1530,8 +1530,8 @@ void uprobe_end_dup_mmap(void)
  * writing and arming is kept out (uprobe_start_dup_mmap()), so what is
  * armed in it does not change until its pages are copied: a parent with
  * nothing armed has a child with nothing armed, which pays for uprobes no
- * more than a child of a process never probed (its copy of a stub page's
- * mapping serves no jump; a stub set is made anew if it gets one).
+ * more than a child of a process never probed (nor does it get the stub
+ * pages: uprobe_stub_fork()).
  */
 void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
@@ -1545,7 +1545,10 @@ void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 		st->armed = oldmm->uprobes_state.armed;
 		st->probed = true;
 		set_bit(MMF_HAS_UPROBES, &newmm->flags);
+		uprobe_stub_fork(oldmm, true);
 		uprobe_stub_dup(oldmm, newmm);
+	} else {
+		uprobe_stub_fork(oldmm, false);
 	}
 }
 
@@ -1558,7 +1561,9 @@ void uprobe_clear_state(struct mm_struct *mm)
 	if (mm->uprobes_state.probed)
 		site_gen_next();
 
-	uprobe_seeds_exit(mm);
+	/* A seed of @mm holds the mm itself, and was added while it had users. */
+	if (!uprobe_seeds_none())
+		uprobe_seeds_exit(mm);
 
 	if (!list_empty(&delayed_refs))
 		drop_delayed(mm, NULL);

@@ -154,6 +154,12 @@ testcfg_side() {
 	else
 		make -C "$top" --no-print-directory -s stock EXTRA="$src" >/dev/null
 	fi || { say "$side test-config kernel did not build"; return 0; }
+	# The fork rows' program, which make test's guest does not have.
+	mkdir -p "$tree/oot/bin" &&
+	"$kp_ucc" -static -O2 -Wall -pthread -o "$tree/oot/bin/upbench_loop" \
+		"$src/upbench_loop.c" &&
+	"$h/initramfs.sh" "$tree" "$src" >/dev/null ||
+		{ say "$side test-config guest programs did not build"; return 0; }
 	KP_QEMU_ARGS="-smp 1 -icount shift=0,sleep=off -rtc base=2024-01-01T00:00:00,clock=vm" \
 		KP_CMDLINE="kpbench.set=hits,watch,ufork kunit.enable=0" \
 		KP_TIMEOUT=$timeout \
