@@ -184,6 +184,22 @@ struct uprobes_state {
 	 * a process that never had any skip looking for them.
 	 */
 	bool			stubs;
+	/*
+	 * Sites armed in this mm: int3s written by us, and the jumps some
+	 * of them became.  Counted by the paths that write or take out an
+	 * int3, under the mmap_lock for writing; MMF_HAS_UPROBES is set
+	 * while it is not 0, so that fork, munmap and exit of a process
+	 * whose probes are gone skip the uprobes work (see
+	 * uprobe_mm_recheck()).  It may count too many (a mapping that went
+	 * with its int3s), never too few.
+	 */
+	unsigned long		armed;
+	/*
+	 * Something was armed here once: set with MMF_HAS_UPROBES, never
+	 * cleared.  An int3 executed just before its site was disarmed is
+	 * still taken for ours when the flag is already clear again.
+	 */
+	bool			probed;
 };
 
 void __init uprobes_init(void);

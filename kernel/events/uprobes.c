@@ -663,6 +663,45 @@ static void ref_ctr_mmap(struct vm_area_struct *vma)
 	mutex_unlock(&delayed_lock);
 }
 
+/* ---- what is armed in an mm ---------------------------------------------- */
+
+/*
+ * A site is armed at an address of @mm: an int3 is about to be written
+ * there (@count), or one is there already.  That one was counted when it
+ * was written (a second consumer, a mapping split or moved), or is a
+ * debugger's, counted nowhere, which a disarm of the site takes out all
+ * the same: uprobe_mm_recheck() finds such a miss.  mmap_lock held for
+ * writing.  The flag goes first: the int3 may be hit the moment it is
+ * written.
+ */
+static void mm_arm_note(struct mm_struct *mm, bool count)
+{
+	if (!test_bit(MMF_HAS_UPROBES, &mm->flags)) {
+		/*
+		 * Armed again after uprobe_mm_recheck() cleared the flag:
+		 * the munmaps since did not move the generation, so what a
+		 * thread remembers of a site here from before may be of a
+		 * mapping that is gone.  Moving it now, before any int3 is
+		 * written, makes all of that stale.
+		 */
+		if (mm->uprobes_state.probed)
+			site_gen_next();
+		mm->uprobes_state.probed = true;
+		set_bit(MMF_HAS_UPROBES, &mm->flags);
+		/* Both before the int3: the die notifier reads them. */
+		smp_mb__after_atomic();
+	}
+	if (count)
+		mm->uprobes_state.armed++;
+}
+
+/* An int3 went from @mm (disarmed); mmap_lock held for writing. */
+static void mm_disarm_note(struct mm_struct *mm)
+{
+	if (mm->uprobes_state.armed)
+		mm->uprobes_state.armed--;
+}
+
 /*
  * Arm @s at @vaddr, an address in @page (mapped at @kpage) of @vma, taken
  * for writing; mmap_lock held for writing.  Arming twice is harmless.
@@ -675,14 +714,13 @@ int uprobe_arm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 	int ret;
 
 	if (is_swbp_insn(kaddr) || uprobe_site_optimized(s, mm, vaddr)) {
-		set_bit(MMF_HAS_UPROBES, &mm->flags);
+		mm_arm_note(mm, false);
 		return 0;
 	}
 	ret = ref_ctr_update(s, mm, 1);
 	if (ret)
 		return ret;
-	/* Set first: the int3 may be hit the moment it is written. */
-	set_bit(MMF_HAS_UPROBES, &mm->flags);
+	mm_arm_note(mm, true);
 	copy_to_user_page(vma, page, vaddr, kaddr, &s->bp, UPROBE_SWBP_INSN_SIZE);
 	return 0;
 }
@@ -739,14 +777,14 @@ static bool same_as_cached(struct address_space *mapping, pgoff_t index,
 
 /*
  * Once its last breakpoint is gone, the process's private copy of a text
- * page is dropped when it equals the file's page again: the next access
- * maps the page cache page, so a probed library does not keep costing
- * every process that mapped it a page.  Only in a mapping that cannot be
- * written: nobody can change the copy there without mmap_lock (FOLL_FORCE
- * writers take it; we hold it for writing), so what we compared is what
- * we drop.  Threads faulting the page back in meanwhile are fine: the
- * zap and the fault are ordered by the page table lock, as for
- * MADV_DONTNEED.
+ * page is dropped when it equals the file's page again, and the page
+ * cache page mapped in its place, so a probed library does not keep
+ * costing every process that mapped it a page.  Only in a mapping that
+ * cannot be written: nobody can change the copy there without mmap_lock
+ * (FOLL_FORCE writers take it; we hold it for writing), so what we
+ * compared is what we drop.  Threads faulting the page back in meanwhile
+ * are fine: the zap and the fault are ordered by the page table lock, as
+ * for MADV_DONTNEED.
  */
 void uprobe_restore_file_page(struct mm_struct *mm, unsigned long vaddr)
 {
@@ -763,8 +801,18 @@ void uprobe_restore_file_page(struct mm_struct *mm, unsigned long vaddr)
 	       same_as_cached(vma->vm_file->f_mapping,
 			      linear_page_index(vma, vaddr), page);
 	put_page(page);
-	if (drop)
-		zap_page_range_single(vma, vaddr, PAGE_SIZE, NULL);
+	if (!drop)
+		return;
+	zap_page_range_single(vma, vaddr, PAGE_SIZE, NULL);
+	/*
+	 * The file's page mapped there again at once, as the next access
+	 * would: a child forked later gets it with the page tables (the copy
+	 * gave the mapping an anon_vma, so fork copies them) instead of each
+	 * child faulting it in on its first call into the page.
+	 */
+	page = get_user_page_vma_remote(mm, vaddr, FOLL_FORCE, &vma);
+	if (!IS_ERR(page))
+		put_page(page);
 }
 
 /*
@@ -808,6 +856,7 @@ void uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 		return;
 	copy_to_user_page(vma, page, vaddr, kaddr, &s->arch.insn,
 			  UPROBE_SWBP_INSN_SIZE);
+	mm_disarm_note(vma->vm_mm);
 	ref_ctr_update(s, vma->vm_mm, -1);
 }
 
@@ -832,6 +881,99 @@ static int swbp_mapped(struct vm_area_struct *vma, unsigned long vaddr)
 	kunmap_local(kaddr);
 	folio_walk_end(&fw, vma);
 	return ret;
+}
+
+/*
+ * Is @s armed at @vaddr of @vma: an int3 there, or a jump to its stub?
+ * What cannot be read is taken for armed.
+ */
+static bool site_armed_at(struct uprobe_site *s, struct vm_area_struct *vma,
+			  unsigned long vaddr)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	uprobe_opcode_t cur;
+	int ret = swbp_mapped(vma, vaddr);
+
+	if (ret < 0)
+		ret = uprobe_access_mm(mm, vaddr, &cur, UPROBE_SWBP_INSN_SIZE,
+				       false) || is_swbp_insn(&cur);
+	if (!ret && READ_ONCE(mm->uprobes_state.stubs))
+		ret = uprobe_site_optimized(s, mm, vaddr);
+	return ret;
+}
+
+/*
+ * How many sites are armed in @mm: every site of the tree in each of its
+ * file mappings, looked at where it is mapped.  mmap_lock held for
+ * writing, as in uprobe_mmap(): the sites are taken one at a time, the
+ * VMAs stay.
+ */
+static unsigned long mm_count_armed(struct mm_struct *mm)
+{
+	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
+	unsigned long n = 0;
+
+	for_each_vma(vmi, vma) {
+		struct inode *inode;
+		loff_t off, end;
+
+		if (!valid_vma(vma, false))
+			continue;
+		inode = file_inode(vma->vm_file);
+		off = (loff_t)vma->vm_pgoff << PAGE_SHIFT;
+		end = off + (vma->vm_end - vma->vm_start);
+		for (;;) {
+			struct uprobe_site *s;
+			unsigned long vaddr;
+
+			spin_lock(&uprobe_sites_lock);
+			s = site_ceil(inode, off);
+			if (s && (s->inode != inode || s->offset >= end))
+				s = NULL;
+			if (s)
+				get_site(s);
+			spin_unlock(&uprobe_sites_lock);
+			if (!s)
+				break;
+			vaddr = offset_vaddr(vma, s->offset);
+			if (vma_has_site(vma, s, vaddr, false) &&
+			    site_armed_at(s, vma, vaddr))
+				n++;
+			off = s->offset + 1;
+			uprobe_site_put(s);
+		}
+	}
+	return n;
+}
+
+/*
+ * After disarming in @mm, mmap_lock held for writing: once nothing is
+ * counted armed there, clear MMF_HAS_UPROBES, so that the process stops
+ * paying for uprobes (fork's copy of its stub pages, the map hooks, the
+ * generation moved at exit).  The count may have missed an int3 (see
+ * mm_arm_note()), so the flag goes only when no site of the tree has an
+ * int3 or a jump at its address in @mm; else the count becomes what was
+ * found.  Every path that arms holds the same lock, and sets the flag
+ * again before its int3 is written; fork holds it too (uprobe_dup_mmap()).
+ *
+ * A thread of @mm may have run into one of the int3s just before it was
+ * taken out, and meet the flag only now, in the die notifier: it goes by
+ * ->probed then (uprobe_pre_sstep_notifier()), and its hit finds no int3
+ * and runs the instruction, as after any disarm.
+ */
+void uprobe_mm_recheck(struct mm_struct *mm)
+{
+	unsigned long n;
+
+	mmap_assert_write_locked(mm);
+	if (mm->uprobes_state.armed || !test_bit(MMF_HAS_UPROBES, &mm->flags))
+		return;
+	n = mm_count_armed(mm);
+	if (n)
+		mm->uprobes_state.armed = n;
+	else
+		clear_bit(MMF_HAS_UPROBES, &mm->flags);
 }
 
 /*
@@ -864,6 +1006,7 @@ static int disarm_site(struct uprobe_site *s, struct vm_area_struct *vma,
 			       true);
 	if (ret)
 		return ret;
+	mm_disarm_note(mm);
 	ref_ctr_update(s, mm, -1);
 	if (!site_page_shared(s))
 		uprobe_restore_file_page(mm, vaddr);
@@ -1005,17 +1148,16 @@ static int apply_site_mm(struct uprobe_site *s, struct uprobe_consumer *uc,
 		ret = apply_site_at(s, vmas[i], arm);
 		err = err ?: ret;
 	}
-	if (n >= 0)
-		return err;
-
 	for_each_vma(vmi, vma) {
-		if (arm && err)
+		if (n >= 0 || (arm && err))
 			break;
 		if (!vma_covers(vma, s))
 			continue;
 		ret = apply_site_at(s, vma, arm);
 		err = err ?: ret;
 	}
+	if (!arm)
+		uprobe_mm_recheck(mm);
 	return err;
 }
 
@@ -1348,12 +1490,25 @@ int uprobe_mmap(struct vm_area_struct *vma)
 void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 		   unsigned long end)
 {
+	struct mm_struct *mm = vma->vm_mm;
+
 	/* Not at exit: nothing moves then, and the mm is being torn down. */
-	if (test_bit(MMF_HAS_UPROBES, &vma->vm_mm->flags) &&
-	    atomic_read(&vma->vm_mm->mm_users)) {
+	if (!atomic_read(&mm->mm_users))
+		return;
+	/*
+	 * With nothing armed no thread can be finding a site here; arming
+	 * again moves the generation (mm_arm_note()).
+	 */
+	if (test_bit(MMF_HAS_UPROBES, &mm->flags))
 		site_gen_next();
+	/*
+	 * Stubs and boosted copies stay when nothing is armed, and a hit
+	 * that was under way may have added one since: forgotten whenever
+	 * the process has them.
+	 */
+	if (READ_ONCE(mm->uprobes_state.stubs)) {
 		uprobe_stub_moved(vma, start, end);
-		uprobe_boost_forget(vma->vm_mm, start, end);
+		uprobe_boost_forget(mm, start, end);
 	}
 }
 
@@ -1371,15 +1526,29 @@ void uprobe_end_dup_mmap(void)
 /*
  * The child gets copies of the parent's pages, breakpoints included, and
  * no XOL area (VM_DONTCOPY).  A breakpoint no consumer wants in the child
- * is taken out on its first hit there.
+ * is taken out on its first hit there.  @oldmm's mmap_lock is held for
+ * writing and arming is kept out (uprobe_start_dup_mmap()), so what is
+ * armed in it does not change until its pages are copied: a parent with
+ * nothing armed has a child with nothing armed, which pays for uprobes no
+ * more than a child of a process never probed (nor does it get the stub
+ * pages: uprobe_stub_fork()).
  */
 void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
+	struct uprobes_state *st = &newmm->uprobes_state;
+
 	/* Copied from the parent with its mm; the child's are made below. */
-	newmm->uprobes_state.stubs = false;
+	st->stubs = false;
+	st->armed = 0;
+	st->probed = false;
 	if (test_bit(MMF_HAS_UPROBES, &oldmm->flags)) {
+		st->armed = oldmm->uprobes_state.armed;
+		st->probed = true;
 		set_bit(MMF_HAS_UPROBES, &newmm->flags);
+		uprobe_stub_fork(oldmm, true);
 		uprobe_stub_dup(oldmm, newmm);
+	} else {
+		uprobe_stub_fork(oldmm, false);
 	}
 }
 
@@ -1389,10 +1558,12 @@ void uprobe_clear_state(struct mm_struct *mm)
 	struct xol_area *area = mm->uprobes_state.xol_area;
 
 	/* Threads that exec'ed from it may remember sites in it. */
-	if (test_bit(MMF_HAS_UPROBES, &mm->flags))
+	if (mm->uprobes_state.probed)
 		site_gen_next();
 
-	uprobe_seeds_exit(mm);
+	/* A seed of @mm holds the mm itself, and was added while it had users. */
+	if (!uprobe_seeds_none())
+		uprobe_seeds_exit(mm);
 
 	if (!list_empty(&delayed_refs))
 		drop_delayed(mm, NULL);
@@ -1549,7 +1720,9 @@ int uprobe_pre_sstep_notifier(struct pt_regs *regs)
 	if (unlikely(utask && utask->active) && utask->state == UTASK_SSTEP &&
 	    arch_uprobe_step_skipped(&utask->active->arch, regs))
 		return uprobe_post_sstep_notifier(regs);
+	/* ->probed: an int3 hit just before it was disarmed, see mm_arm_note(). */
 	if (!mm || (!test_bit(MMF_HAS_UPROBES, &mm->flags) &&
+		    !READ_ONCE(mm->uprobes_state.probed) &&
 		    !(utask && utask->return_instances)))
 		return 0;
 	if (uprobe_seeds_none() || !uprobe_seed_trap_handlers(regs))
@@ -1778,8 +1951,10 @@ void uprobe_handler_chain(struct uprobe_site *s, struct pt_regs *regs,
 		mutex_lock(&s->reg_lock);
 		mmap_write_lock(mm);
 		vma = vma_lookup(mm, bp_vaddr);
-		if (vma_has_site(vma, s, bp_vaddr, false) && !uprobe_site_wanted(s, mm))
+		if (vma_has_site(vma, s, bp_vaddr, false) && !uprobe_site_wanted(s, mm)) {
 			disarm_site(s, vma, bp_vaddr);
+			uprobe_mm_recheck(mm);
+		}
 		mmap_write_unlock(mm);
 		mutex_unlock(&s->reg_lock);
 		uprobe_site_put(s);

@@ -270,6 +270,8 @@ static int batch_mm(struct batch_entry *e, unsigned int n,
 		if (arm && err)
 			break;
 	}
+	if (!arm)
+		uprobe_mm_recheck(mm);
 	mmap_write_unlock(mm);
 	return err;
 }

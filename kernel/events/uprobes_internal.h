@@ -208,6 +208,8 @@ int uprobe_arm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 		       struct page *page, void *kpage, unsigned long vaddr);
 void uprobe_disarm_in_page(struct uprobe_site *s, struct vm_area_struct *vma,
 			   struct page *page, void *kpage, unsigned long vaddr);
+/* After disarming in an mm: clear MMF_HAS_UPROBES once nothing is armed. */
+void uprobe_mm_recheck(struct mm_struct *mm);
 void uprobe_restore_file_page(struct mm_struct *mm, unsigned long vaddr);
 unsigned long uprobe_site_hits(struct uprobe_site *s);
 int uprobe_access_mm(struct mm_struct *mm, unsigned long vaddr, void *buf,
@@ -344,6 +346,13 @@ struct stub_set {
 	struct xarray		boosts;
 	/* probed addresses whose mapping here cannot take the jump */
 	struct xarray		no_opt;
+	/*
+	 * Bit i: pages[i]'s mapping was made VM_DONTCOPY by us, for forks
+	 * with nothing armed (uprobe_stub_fork()); hiding: that is the
+	 * pages' state.  Under the mmap_lock.
+	 */
+	unsigned long		hidden;
+	bool			hiding;
 };
 
 extern bool uprobe_opt_enabled;
@@ -367,6 +376,7 @@ void uprobe_optimize_site(struct uprobe_site *s, unsigned long vaddr);
 void uprobe_stub_rewind(struct pt_regs *regs);
 bool uprobe_stub_step(struct pt_regs *regs);
 void uprobe_stub_dup(struct mm_struct *oldmm, struct mm_struct *newmm);
+void uprobe_stub_fork(struct mm_struct *oldmm, bool armed);
 void uprobe_stub_clear(struct mm_struct *mm);
 void uprobe_stub_moved(struct vm_area_struct *old, unsigned long start,
 		       unsigned long end);
@@ -411,6 +421,7 @@ static inline void uprobe_try_optimize(struct uprobe_site *s,
 static inline void uprobe_stub_rewind(struct pt_regs *regs) { }
 static inline void uprobe_stub_dup(struct mm_struct *oldmm,
 				   struct mm_struct *newmm) { }
+static inline void uprobe_stub_fork(struct mm_struct *oldmm, bool armed) { }
 static inline void uprobe_stub_clear(struct mm_struct *mm) { }
 static inline void uprobe_stub_moved(struct vm_area_struct *old,
 				     unsigned long start, unsigned long end) { }

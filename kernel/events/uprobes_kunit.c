@@ -6,7 +6,9 @@
  * (with a user stack from kunit_vm_mmap() where it pushes or pops), and
  * the registration errors of both APIs on a shmem file; a removal a
  * filter asks for, in more mappings than the walk keeps on the stack,
- * left in place until the unregister takes it out; for optimized
+ * left in place until the unregister takes it out; MMF_HAS_UPROBES clear
+ * once the last probe in the process is gone and set again by the next
+ * one, a debugger's int3 under a probe included; for optimized
  * sites, the jump and the stub undone from each of its instructions; for
  * boosted copies, what may be boosted and the copy's code; 32-bit code:
  * which files hold it, its decode and its emulation; and that
@@ -22,6 +24,7 @@
 #include <linux/mman.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/sched/coredump.h>
 #include <linux/shmem_fs.h>
 #include <linux/uaccess.h>
 #include <linux/unaligned.h>
@@ -923,6 +926,84 @@ static void up_test_filtered_removal(struct kunit *test)
 	fput(f);
 }
 
+static bool mm_flag(void)
+{
+	return test_bit(MMF_HAS_UPROBES, &current->mm->flags);
+}
+
+/*
+ * What is armed in the process is counted, mapping by mapping: once the
+ * last probe is gone the flag is clear (fork, munmap and exit then skip
+ * the uprobes work), and the next probe sets it again.  A debugger's int3
+ * under a probe is not counted when the probe is armed, yet the probe's
+ * removal takes it out: the count then says nothing is armed while
+ * another probe is, and the flag must stay until that one goes too.
+ */
+static void up_test_mm_flag(struct kunit *test)
+{
+	struct uprobe_consumer a = { .handler = dummy_handler };
+	struct uprobe_consumer b = { .handler = dummy_handler };
+	struct file *f = code_file(test);
+	struct inode *inode = file_inode(f);
+	struct mm_struct *mm;
+	unsigned long map[2];
+	struct uprobe *ua, *ub;
+	u8 bp = UPROBE_SWBP_INSN;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(map); i++) {
+		map[i] = kunit_vm_mmap(test, f, 0, PAGE_SIZE,
+				       PROT_READ | PROT_EXEC, MAP_PRIVATE, 0);
+		KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(map[i]));
+	}
+	mm = current->mm;
+	KUNIT_EXPECT_FALSE(test, mm_flag());
+
+	ua = uprobe_register(inode, 0, 0, &a);		/* the nop */
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ua));
+	KUNIT_EXPECT_TRUE(test, mm_flag());
+	KUNIT_EXPECT_EQ(test, mm->uprobes_state.armed, 2UL);
+	ub = uprobe_register(inode, 4, 0, &b);		/* the mov */
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ub));
+	KUNIT_EXPECT_EQ(test, mm->uprobes_state.armed, 4UL);
+	/* Armed once more where it is armed already: counted once. */
+	KUNIT_EXPECT_EQ(test, uprobe_apply(ua, &a, true), 0);
+	KUNIT_EXPECT_EQ(test, mm->uprobes_state.armed, 4UL);
+
+	uprobe_unregister_nosync(ua, &a);
+	KUNIT_EXPECT_TRUE(test, mm_flag());
+	KUNIT_EXPECT_EQ(test, mm->uprobes_state.armed, 2UL);
+	uprobe_unregister_nosync(ub, &b);
+	uprobe_unregister_sync();
+	KUNIT_EXPECT_FALSE(test, mm_flag());
+	KUNIT_EXPECT_EQ(test, mm->uprobes_state.armed, 0UL);
+	expect_bytes(test, map, ARRAY_SIZE(map), 0x90, "disarmed");
+
+	/* A new probe sets it again. */
+	ua = uprobe_register(inode, 0, 0, &a);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ua));
+	KUNIT_EXPECT_TRUE(test, mm_flag());
+
+	/* A debugger's int3 at 4, in both mappings, then a probe there. */
+	mmap_write_lock(mm);
+	for (i = 0; i < ARRAY_SIZE(map); i++)
+		KUNIT_EXPECT_EQ(test, uprobe_access_mm(mm, map[i] + 4, &bp, 1, true), 0);
+	mmap_write_unlock(mm);
+	ub = uprobe_register(inode, 4, 0, &b);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ub));
+	KUNIT_EXPECT_EQ(test, mm->uprobes_state.armed, 2UL);
+	/* Its removal counts two out: the nop's int3s are found again. */
+	uprobe_unregister_nosync(ub, &b);
+	KUNIT_EXPECT_TRUE(test, mm_flag());
+	KUNIT_EXPECT_EQ(test, mm->uprobes_state.armed, 2UL);
+	expect_bytes(test, map, ARRAY_SIZE(map), 0xcc, "still armed");
+	uprobe_unregister_nosync(ua, &a);
+	uprobe_unregister_sync();
+	KUNIT_EXPECT_FALSE(test, mm_flag());
+	expect_bytes(test, map, ARRAY_SIZE(map), 0x90, "disarmed again");
+	fput(f);
+}
+
 struct batch_test {
 	loff_t			offset[4];
 	loff_t			ref_ctr;
@@ -1203,6 +1284,7 @@ static struct kunit_case uprobes_cases[] = {
 	KUNIT_CASE(up_test_boost),
 	KUNIT_CASE(up_test_register_errors),
 	KUNIT_CASE(up_test_filtered_removal),
+	KUNIT_CASE(up_test_mm_flag),
 	KUNIT_CASE(up_test_batch),
 	KUNIT_CASE(up_test_seed_errors),
 	KUNIT_CASE(up_test_sync_waits),

@@ -13,7 +13,8 @@
  * went away, or was unregistered, still knows where to resume.  Stub pages
  * are mapped without VM_DONTCOPY: a forked child's text has the parent's
  * jumps, so it shares the parent's stub pages (refcounted, each at the same
- * address in both).  A process's set of stub pages is found by its mm in
+ * address in both); a child of a process with nothing armed has no jump
+ * and gets none (uprobe_stub_fork()).  A process's set of stub pages is found by its mm in
  * stub_sets; the mm itself has no room for it that fork would clear.
  *
  * A process may unmap a stub page, or keep it from its children with
@@ -522,7 +523,8 @@ void uprobe_stub_rewind(struct pt_regs *regs)
 	unsigned long vaddr;
 	unsigned int off, blen;
 
-	if (!mm || !test_bit(MMF_HAS_UPROBES, &mm->flags))
+	/* Not by MMF_HAS_UPROBES: the stubs outlive what is armed. */
+	if (!mm || !READ_ONCE(mm->uprobes_state.stubs))
 		return;
 	vaddr = uprobe_stub_site(mm, instruction_pointer(regs), &off, &blen);
 	if (vaddr && blen)
@@ -544,7 +546,7 @@ bool uprobe_stub_step(struct pt_regs *regs)
 	unsigned long vaddr;
 	unsigned int off, blen;
 
-	if (!mm || !test_bit(MMF_HAS_UPROBES, &mm->flags))
+	if (!mm || !READ_ONCE(mm->uprobes_state.stubs))
 		return false;
 	vaddr = uprobe_stub_site(mm, instruction_pointer(regs), &off, &blen);
 	if (!vaddr || off || blen)
@@ -677,10 +679,50 @@ void uprobe_stub_dup(struct mm_struct *oldmm, struct mm_struct *newmm)
 	stub_set_publish(nset);
 }
 
+/*
+ * fork, before @oldmm's mappings are copied, its mmap_lock held for
+ * writing.  With nothing armed in @oldmm (!@armed) no jump leads to its
+ * stub pages, and the child gets neither a set (uprobe_dup_mmap()) nor
+ * their mappings: they are made VM_DONTCOPY, as MADV_DONTFORK would, so
+ * that fork does not copy them nor the child's exit tear them down.  The
+ * first fork with something armed again takes that off (before
+ * uprobe_stub_dup(), which then sees only the program's MADV_DONTFORK);
+ * one the program asked for while ours was on is taken off with it, and
+ * the child then has the page, which is as good.  The program cannot
+ * take ours off itself: MADV_DOFORK refuses VM_IO mappings.
+ */
+void uprobe_stub_fork(struct mm_struct *oldmm, bool armed)
+{
+	struct stub_set *set = uprobe_stub_set_of(oldmm);
+	int i;
+
+	if (!set || set->hiding == !armed)
+		return;
+	set->hiding = !armed;
+	for (i = 0; i < STUB_PAGES && set->pages[i]; i++) {
+		struct vm_area_struct *vma;
+
+		if (test_bit(i, &set->unmapped))
+			continue;
+		vma = vma_lookup(oldmm, set->pages[i]->vaddr);
+		if (!vma || !vma_is_special_mapping(vma, &stub_mapping))
+			continue;
+		if (!armed && !(vma->vm_flags & VM_DONTCOPY)) {
+			vm_flags_set(vma, VM_DONTCOPY);
+			__set_bit(i, &set->hidden);
+		} else if (armed && __test_and_clear_bit(i, &set->hidden)) {
+			vm_flags_clear(vma, VM_DONTCOPY);
+		}
+	}
+}
+
 void uprobe_stub_clear(struct mm_struct *mm)
 {
 	struct stub_set *set;
 
+	/* The mm is gone: nobody makes it a set now. */
+	if (!READ_ONCE(mm->uprobes_state.stubs))
+		return;
 	spin_lock(&stub_sets_lock);
 	set = uprobe_stub_set_of(mm);
 	if (set)

@@ -287,7 +287,8 @@ unsigned long uprobe_get_trap_addr(struct pt_regs *regs)
 
 	if (unlikely(utask && utask->active))
 		return utask->bp_vaddr;
-	if (mm && test_bit(MMF_HAS_UPROBES, &mm->flags)) {
+	/* A thread may be in a stub after its site was disarmed. */
+	if (mm && READ_ONCE(mm->uprobes_state.stubs)) {
 		rcu_read_lock();
 		vaddr = uprobe_stub_site(mm, instruction_pointer(regs), &off, &blen);
 		rcu_read_unlock();

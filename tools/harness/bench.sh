@@ -142,7 +142,7 @@ done
 
 # The test config (lockdep, the atomic-sleep checks) in the trees make test
 # and make stock build, with the benchmark module as their EXTRA: its hit
-# costs under -icount, KUnit off and one vCPU as above; then ours's KUnit
+# costs and the fork rows under -icount, KUnit off and one vCPU as above; then ours's KUnit
 # suites under -icount on two vCPUs, which must pass (kpo_test_churn once
 # never ended there, while it passed in seconds without icount).
 # KP_BENCH_TESTCFG=0 skips this part.
@@ -154,8 +154,14 @@ testcfg_side() {
 	else
 		make -C "$top" --no-print-directory -s stock EXTRA="$src" >/dev/null
 	fi || { say "$side test-config kernel did not build"; return 0; }
+	# The fork rows' program, which make test's guest does not have.
+	mkdir -p "$tree/oot/bin" &&
+	"$kp_ucc" -static -O2 -Wall -pthread -o "$tree/oot/bin/upbench_loop" \
+		"$src/upbench_loop.c" &&
+	"$h/initramfs.sh" "$tree" "$src" >/dev/null ||
+		{ say "$side test-config guest programs did not build"; return 0; }
 	KP_QEMU_ARGS="-smp 1 -icount shift=0,sleep=off -rtc base=2024-01-01T00:00:00,clock=vm" \
-		KP_CMDLINE="kpbench.set=hits,watch kunit.enable=0" \
+		KP_CMDLINE="kpbench.set=hits,watch,ufork kunit.enable=0" \
 		KP_TIMEOUT=$timeout \
 		"$h/boot.sh" "$tree" extra "$out/$side-testcfg.log" >/dev/null
 	grep -a -o 'kpbench: .*' "$out/$side-testcfg.log" | tr -d '\r' > "$out/$side-testcfg.txt" || true

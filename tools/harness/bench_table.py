@@ -116,6 +116,19 @@ UPERF = [
     ("upfork.hits", "fork + exit + wait, the child hitting a probed "
      "function 10 times (inherited perf event)", "ns/op"),
 ]
+# Fork of a process whose probes are gone, and of one with armed
+# (optimized) sites (run.sh "ufork", issue 49): in both configs.
+UFORK = [
+    ("ufork.never", "fork + exit + wait, before the process had a probe",
+     "ns/op"),
+    ("ufork.gone", "the same, after it had 1,000 perf uprobe events on its "
+     "text and closed them", "ns/op"),
+    ("ufork.calls", "the same, the child calling five formerly probed "
+     "functions once each", "ns/op"),
+    ("ufork.sys", "fork + exit + wait with a system-wide event on each of "
+     "five functions (5-byte nops, hit once by the parent first), the child "
+     "calling each once", "ns/op"),
+]
 COVER = [
     ("registered", "registered"),
     ("ftrace", "ftrace-based"),
@@ -250,6 +263,8 @@ def rows():
             + what + " (1,000,000 calls)", "insn"
     for key, what, unit in UPERF:
         yield key, "icount", what, unit
+    for key, what, unit in UFORK:
+        yield key, "icount", what, unit
     for key, what in hits:
         yield key, "wall", "hit cost: " + what, "ns (wall)"
     yield "umulti.scale", "multi", "uprobe hits/s, 2 threads on 2 vCPUs " \
@@ -258,6 +273,8 @@ def rows():
         "(optimized where the kernel can: no trap)", "x"
     for key, what in hits:
         yield key, "testcfg", "hit cost, test config: " + what, "insn"
+    for key, what, unit in UFORK:
+        yield key, "testcfg", "test config: " + what, unit
 
 
 def parse(path):

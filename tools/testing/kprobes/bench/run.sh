@@ -5,7 +5,7 @@
 #
 # kpbench.<param>=<value> on the kernel command line goes to insmod, except
 # kpbench.set=<list>: which groups to run, of hits,watch,reg,cover,every,uhits,
-# uattach,ulife,uperf,umulti (default all but umulti, which wants two vCPUs on two
+# uattach,ulife,uperf,ufork,umulti (default all but umulti, which wants two vCPUs on two
 # host threads; on arm64 also without watch, which the module cannot
 # measure there, and every, a probe on every function entry at once).
 # No -e: a measure that fails says so and the others still run.
@@ -27,9 +27,9 @@ args=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^kpbench\.//p' | grep -v '^set=' 
 groups=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^kpbench\.set=//p')
 arch=$(uname -m)
 if [ "$arch" = aarch64 ]; then
-	groups=,${groups:-hits,reg,cover,uhits,uattach,ulife,uperf},
+	groups=,${groups:-hits,reg,cover,uhits,uattach,ulife,uperf,ufork},
 else
-	groups=,${groups:-hits,watch,reg,cover,every,uhits,uattach,ulife,uperf},
+	groups=,${groups:-hits,watch,reg,cover,every,uhits,uattach,ulife,uperf,ufork},
 fi
 want() {
 	case $groups in *,$1,*) return 0 ;; esac
@@ -246,6 +246,25 @@ if want uperf; then
 	if [ "${1:-}" = pclose ]; then
 		echo "kpbench: uclose.elapsed $(($3 / $2)) ns/close"
 		echo "kpbench: uclose.cpu $(($4 / $2)) ns/close"
+	fi
+fi
+# What fork costs once a process's probes are gone, and the child of a
+# process with armed (optimized) sites, against the same process before it
+# had a probe (issue 49).
+if want ufork; then
+	sleep 1
+	# shellcheck disable=SC2046
+	# 1,000 forks each: a 4 ms tick the guest idles more or less in
+	# a run is then 4,000 ns of a figure.  cpu: the parent's and the
+	# children's CPU time alone, per fork.
+	set -- $($ubin pgone 1000)
+	if [ "${1:-}" = pgone ]; then
+		echo "kpbench: ufork.never $(($3 / $2)) ns/op (cpu $((${8} / $2)))"
+		echo "kpbench: ufork.gone $(($4 / $2)) ns/op (cpu $((${9} / $2)))"
+		echo "kpbench: ufork.calls $(($5 / $2)) ns/op (cpu $((${10} / $2)))"
+		echo "kpbench: ufork.sys $(($6 / $2)) ns/op (count $7 of $(($2 * 5 + 5)), cpu $((${11} / $2)))"
+	else
+		echo "kpbench: ufork n/a: an event was refused"
 	fi
 fi
 # Hits per second of two threads on two vCPUs over one thread's, one probe.

@@ -35,6 +35,15 @@
  *                                 "pmmap N <ns never> <ns gone>"
  *   upbench_loop pfork N          N forks whose child calls a probed
  *                                 function 10 times: "pfork N <ns> <count>"
+ *   upbench_loop pgone N          fork + exit + wait, N times each: before
+ *                                 this process had a probe; after it had
+ *                                 1,000 events (five on the functions of
+ *                                 ub_five, the rest on the sled) and closed
+ *                                 them; the same, the child calling the
+ *                                 five once each; with a system-wide event
+ *                                 on each of the five (the parent hit them
+ *                                 once first), the child calling each once:
+ *                                 "pgone N <ns> <ns> <ns> <ns> <count>"
  *
  * Under QEMU's -icount the guest's nanoseconds are instructions.
  */
@@ -111,6 +120,18 @@ asm (
 
 void ub_stp(void), ub_adrp(void);
 
+/* For pgone: five functions of 16 bytes, each a nop and a ret. */
+asm (
+"	.text\n"
+"	.p2align 4\n"
+"	.globl ub_five\n"
+"ub_five:	.rept 5\n"
+"	.p2align 4\n"
+"	nop\n"
+"	ret\n"
+"	.endr\n"
+);
+
 static const struct ub_case cases[] = {
 	{ "nop", ub_nop }, { "stp", ub_stp }, { "ret", ub_ret },
 	{ "adrp", ub_adrp }, { "func", ub_func },
@@ -177,6 +198,21 @@ asm (
 
 void ub_push(void), ub_endbr(void), ub_riprel(void), ub_nop5(void);
 
+/*
+ * For pgone: five functions of 16 bytes, each a 5-byte nop (USDT's) and a
+ * ret, so that their probes are optimized sites where the kernel has them.
+ */
+asm (
+"	.text\n"
+"	.p2align 4\n"
+"	.globl ub_five\n"
+"ub_five:	.rept 5\n"
+"	.p2align 4\n"
+"	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+"	ret\n"
+"	.endr\n"
+);
+
 static const struct ub_case cases[] = {
 	{ "nop", ub_nop }, { "push", ub_push }, { "endbr", ub_endbr },
 	{ "ret", ub_ret }, { "riprel", ub_riprel }, { "nop5", ub_nop5 },
@@ -185,6 +221,9 @@ static const struct ub_case cases[] = {
 #endif
 
 #define SLED	10000
+#define FIVE	5
+
+void ub_five(void);
 
 #define NCASES	(sizeof(cases) / sizeof(cases[0]))
 
@@ -499,6 +538,121 @@ static int perf_fork(long n)
 	return 0;
 }
 
+/* ub_five's function @i. */
+static void (*five_fn(int i))(void)
+{
+	return (void (*)(void))((char *)ub_five + 16 * i);
+}
+
+/* CPU time of this process and of its children reaped so far, in ns. */
+static unsigned long long family_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_CHILDREN, &ru))
+		return 0;
+	return cpu_ns() + (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+	       1000000000ULL + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) *
+	       1000ULL;
+}
+
+static unsigned long long fork_cpu[4];
+static int fork_phase;
+
+/*
+ * @n times fork, the child calling ub_five's functions (@call) and
+ * exiting; the elapsed ns, and the CPU time in fork_cpu[] (without what
+ * the guest spent idle or in other tasks, as a check on the first).
+ */
+static unsigned long long forks(long n, int call)
+{
+	unsigned long long c0 = family_cpu_ns(), t0 = now_ns();
+	long i;
+	int j;
+
+	for (i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (!pid) {
+			for (j = 0; call && j < FIVE; j++)
+				calls(five_fn(j), 1);
+			_exit(0);
+		}
+		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+			exit(1);
+	}
+	t0 = now_ns() - t0;
+	fork_cpu[fork_phase++ & 3] = family_cpu_ns() - c0;
+	return t0;
+}
+
+/*
+ * A counting event of the perf uprobe PMU on @offset of this program in
+ * every process, on CPU @cpu (system-wide events are per CPU).
+ */
+static int perf_on_cpu(long offset, int cpu)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = pmu_value("type", "");
+	attr.uprobe_path = (uint64_t)(uintptr_t)"/proc/self/exe";
+	attr.probe_offset = offset;
+	fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (attr.type < 0 || offset < 0 || fd < 0) {
+		fprintf(stderr, "perf_event_open: %s\n", strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+/*
+ * What fork costs a process whose probes are gone, and a child of a
+ * process whose (optimized) sites are armed: see the top of the file.
+ */
+static int perf_gone(long n)
+{
+	static int fds[1000];
+	long sled = file_offset((unsigned long)ub_sled);
+	long five = file_offset((unsigned long)ub_five);
+	unsigned long long never, gone, calls5, sys;
+	unsigned long long count = 0;
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), sysfd[FIVE * 64];
+	int i, j, nsys = 0;
+
+	if (ncpu < 1 || ncpu > 64)
+		return 2;
+	never = forks(n, 0);
+	for (i = 0; i < FIVE; i++)
+		fds[i] = perf_on(five + 16 * i, 0, 0);
+	for (; i < 1000; i++)
+		fds[i] = perf_on(sled + (i - FIVE) * UB_SITE, 0, 0);
+	ub_sled();	/* armed, and hit: as a user's events would be */
+	for (i = 0; i < FIVE; i++)
+		calls(five_fn(i), 1);
+	for (i = 0; i < 1000; i++)
+		close(fds[i]);
+	sleep(1);	/* what the closes left for later is done */
+	gone = forks(n, 0);
+	calls5 = forks(n, 1);
+	for (i = 0; i < FIVE; i++)
+		for (j = 0; j < ncpu; j++)
+			sysfd[nsys++] = perf_on_cpu(five + 16 * i, j);
+	for (i = 0; i < FIVE; i++)
+		calls(five_fn(i), 1);	/* optimized here where they can be */
+	sys = forks(n, 1);
+	for (i = 0; i < nsys; i++) {
+		count += count_of(sysfd[i]);
+		close(sysfd[i]);
+	}
+	printf("pgone %ld %llu %llu %llu %llu %llu %llu %llu %llu %llu\n", n,
+	       never, gone, calls5, sys, count, fork_cpu[0], fork_cpu[1],
+	       fork_cpu[2], fork_cpu[3]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long long t0;
@@ -536,6 +690,8 @@ int main(int argc, char **argv)
 		return perf_mmap(atol(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "pfork"))
 		return perf_fork(atol(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "pgone"))
+		return perf_gone(atol(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "threads"))
 		return threads(argv[2], atol(argv[3]), atoi(argv[4]));
 	fprintf(stderr, "usage: see the top of upbench_loop.c\n");
