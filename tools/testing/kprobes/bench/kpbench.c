@@ -229,14 +229,17 @@ static void kpb_report(const char *measure, s64 a, u64 b, const char *unit,
 		       const char *note)
 {
 	u64 x;
+	u32 tenth;
 
 	if (!b) {
 		pr_info("%s n/a nothing measured\n", measure);
 		return;
 	}
+	/* div_u64_rem(): no 64-bit division of its own on 32-bit kernels. */
 	x = div64_u64((a < 0 ? -a : a) * 10 + b / 2, b);
-	pr_info("%s %s%llu.%llu %s%s%s\n", measure, a < 0 ? "-" : "",
-		x / 10, x % 10, unit, note ? " " : "", note ?: "");
+	x = div_u64_rem(x, 10, &tenth);
+	pr_info("%s %s%llu.%u %s%s%s\n", measure, a < 0 ? "-" : "",
+		x, tenth, unit, note ? " " : "", note ?: "");
 }
 
 /* What the kernel made of a registered probe, read from the text itself. */
