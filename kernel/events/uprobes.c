@@ -120,6 +120,26 @@ static struct uprobe_site *site_ceil(struct inode *inode, loff_t offset)
 	return best;
 }
 
+/*
+ * The first site of @inode in [@off, @end), with a reference, or NULL: the
+ * walk over a mapping's sites takes them one at a time, so that the lock
+ * is not held across what it does with each.
+ */
+static struct uprobe_site *site_next_in(struct inode *inode, loff_t off,
+					loff_t end)
+{
+	struct uprobe_site *s;
+
+	spin_lock(&uprobe_sites_lock);
+	s = site_ceil(inode, off);
+	if (s && (s->inode != inode || s->offset >= end))
+		s = NULL;
+	if (s)
+		get_site(s);
+	spin_unlock(&uprobe_sites_lock);
+	return s;
+}
+
 struct uprobe_site *uprobe_site_find(struct inode *inode, loff_t offset)
 {
 	struct uprobe_site *s;
@@ -927,13 +947,7 @@ static unsigned long mm_count_armed(struct mm_struct *mm)
 			struct uprobe_site *s;
 			unsigned long vaddr;
 
-			spin_lock(&uprobe_sites_lock);
-			s = site_ceil(inode, off);
-			if (s && (s->inode != inode || s->offset >= end))
-				s = NULL;
-			if (s)
-				get_site(s);
-			spin_unlock(&uprobe_sites_lock);
+			s = site_next_in(inode, off, end);
 			if (!s)
 				break;
 			vaddr = offset_vaddr(vma, s->offset);
@@ -1464,13 +1478,7 @@ int uprobe_mmap(struct vm_area_struct *vma)
 	while (!fatal_signal_pending(current)) {
 		struct uprobe_site *s;
 
-		spin_lock(&uprobe_sites_lock);
-		s = site_ceil(inode, off);
-		if (s && (s->inode != inode || s->offset >= end))
-			s = NULL;
-		if (s)
-			get_site(s);
-		spin_unlock(&uprobe_sites_lock);
+		s = site_next_in(inode, off, end);
 		if (!s)
 			break;
 		if (arch_uprobe_mm_supported(&s->arch, mm) &&

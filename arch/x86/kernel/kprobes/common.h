@@ -25,11 +25,15 @@
 #define KP_GPRS_UP	"15, 14, 13, 12, bp, bx, 11, 10, 9, 8, ax, cx, dx, si, di"
 #define KP_GPRS_DOWN	"di, si, dx, cx, ax, 8, 9, 10, 11, bx, bp, 12, 13, 14, 15"
 
-#define SAVE_REGS_STRING						\
-	"	sub $(3 * 8), %rsp\n"	/* cs, ip, orig_ax */		\
+/* The registers below orig_ax, pushed down to the start of pt_regs. */
+#define KP_PUSH_REGS_STRING						\
 	"	.irp kp_r, " KP_GPRS_DOWN "\n"				\
 	"	push %r\\kp_r\n"					\
-	"	.endr\n"						\
+	"	.endr\n"
+
+#define SAVE_REGS_STRING						\
+	"	sub $(3 * 8), %rsp\n"	/* cs, ip, orig_ax */		\
+	KP_PUSH_REGS_STRING						\
 	ENCODE_FRAME_POINTER
 
 #define RESTORE_REGS_STRING						\
@@ -42,15 +46,19 @@
 
 #define KP_WORD		"4"
 
-/* pt_regs from ->fs down to ->bx; gs stays in the reserved part. */
-#define SAVE_REGS_STRING						\
-	"	sub $(4 * 4), %esp\n"	/* cs, ip, orig_ax, gs */	\
+/* pt_regs from ->fs down to ->bx, below gs. */
+#define KP_PUSH_REGS_STRING						\
 	"	.irp kp_r, fs, es, ds\n"				\
 	"	push %\\kp_r\n"						\
 	"	.endr\n"						\
 	"	.irp kp_r, ax, bp, di, si, dx, cx, bx\n"		\
 	"	push %e\\kp_r\n"					\
-	"	.endr\n"						\
+	"	.endr\n"
+
+/* gs stays in the reserved part. */
+#define SAVE_REGS_STRING						\
+	"	sub $(4 * 4), %esp\n"	/* cs, ip, orig_ax, gs */	\
+	KP_PUSH_REGS_STRING						\
 	ENCODE_FRAME_POINTER
 
 /* Segment registers are not reloaded: the trampolines do not change them. */

@@ -54,22 +54,15 @@
  */
 #ifdef CONFIG_X86_64
 #define KP_TMPL_SAVE_GPRS						\
-	"	.irp kp_r, " KP_GPRS_DOWN "\n"				\
-	"	push %r\\kp_r\n"					\
-	"	.endr\n"						\
+	KP_PUSH_REGS_STRING						\
 	"	mov %rsp, %rsi\n"					\
 	"	.byte 0x48, 0xbf\n"		/* movabs $imm64, %rdi */	\
 	"kp_tmpl_site:\n"						\
 	"	.quad 0\n"
 #else
 #define KP_TMPL_SAVE_GPRS						\
-	"	push $0\n"						\
-	"	.irp kp_r, fs, es, ds\n"				\
-	"	push %\\kp_r\n"					\
-	"	.endr\n"						\
-	"	.irp kp_r, ax, bp, di, si, dx, cx, bx\n"		\
-	"	push %e\\kp_r\n"					\
-	"	.endr\n"						\
+	"	push $0\n"			/* gs */		\
+	KP_PUSH_REGS_STRING						\
 	"	mov %esp, %edx\n"					\
 	"	.byte 0xb8\n"			/* mov $imm32, %eax */	\
 	"kp_tmpl_site:\n"						\
