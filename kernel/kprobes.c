@@ -397,7 +397,9 @@ static bool kp_site_wants_arming(struct kprobe_site *s)
 {
 	struct kprobe *p;
 
-	if (kprobes_all_disarmed || s->gone)
+	if (s->gone)
+		return false;
+	if (kprobes_all_disarmed && !kprobe_site_stays_armed(s))
 		return false;
 	list_for_each_entry(p, &s->probes, list)
 		if (!kprobe_disabled(p))

@@ -36,10 +36,28 @@ void kp_pp_opt_release(struct kprobe_site *s);
 static inline void kp_pp_opt_prepare(struct kprobe_site *s) { }
 static inline void kp_pp_opt_release(struct kprobe_site *s) { }
 #endif
+
+/*
+ * The architecture's own probe on its return trampoline (powerpc, mips,
+ * sparc...: arch_trampoline_kprobe()) stays armed when debugfs "enabled"
+ * disarms everything, as upstream's does: a return already sent to the
+ * trampoline would otherwise run its bare code, which on powerpc is "nop;
+ * blr" with the link register still pointing there, a loop for good.
+ */
+static inline bool kprobe_site_stays_armed(struct kprobe_site *s)
+{
+	return arch_trampoline_kprobe(&s->arch.kp);
+}
 #else
 static inline struct kprobe *kprobe_site_arch_probe(struct kprobe_site *s)
 {
 	return NULL;
+}
+
+/* Site-native architectures return from kretprobes without a probe. */
+static inline bool kprobe_site_stays_armed(struct kprobe_site *s)
+{
+	return false;
 }
 #endif
 

@@ -22,47 +22,17 @@
  */
 #include <linux/kprobes.h>
 
-#ifdef CONFIG_PPC64
-#include <asm/code-patching.h>
-#include <asm/ppc-opcode.h>
-#endif
-
 #include "kprobes_internal.h"
 
-#ifdef CONFIG_PPC64
 /*
- * 64-bit powerpc's detour buffer loads every register it saved back
- * before it jumps home, r13 (the CPU's paca) among them, and its callback
- * ends with preempt_enable().  A task preempted there and moved to
- * another CPU went back into the probed function with the first CPU's
- * paca, and two CPUs then shared one (each changing the other's current
- * task and preempt count: oopses, and spinlock deadlocks, in make test).
- * r13 is the same for a CPU from boot on, so the buffer's load of it is
- * made a nop: the task keeps the paca of the CPU it runs on.
+ * What the architecture's buffer needs beyond its own preparation on this
+ * layer (powerpc: arch/powerpc/kernel/optprobes_pp.c).  Non-zero keeps
+ * the site's breakpoint.
  */
-static int kp_pp_opt_keep_r13(struct optimized_kprobe *op)
-{
-	kprobe_opcode_t *buf = op->optinsn.insn;
-	long i, from = optprobe_template_call_emulate - optprobe_template_entry;
-	long to = optprobe_template_ret - optprobe_template_entry;
-	int found = 0;
-
-	for (i = from; i < to; i++) {
-		/* ld r13,d(r1): opcode 58, RT 13, RA 1, DS form, XO 0 */
-		if ((buf[i] & 0xffff0003) != 0xe9a10000)
-			continue;
-		if (patch_instruction(buf + i, ppc_inst(PPC_RAW_NOP())))
-			return -EFAULT;
-		found++;
-	}
-	return found == 1 ? 0 : -EINVAL;
-}
-#else
-static int kp_pp_opt_keep_r13(struct optimized_kprobe *op)
+int __weak arch_pp_opt_adjust(struct optimized_kprobe *op)
 {
 	return 0;
 }
-#endif
 
 void kp_pp_opt_prepare(struct kprobe_site *s)
 {
@@ -74,11 +44,7 @@ void kp_pp_opt_prepare(struct kprobe_site *s)
 	if (arch_prepare_optimized_kprobe(op, &op->kp) ||
 	    !arch_prepared_optinsn(&op->optinsn))
 		return;
-	if (kp_pp_opt_keep_r13(op)) {
-		arch_remove_optimized_kprobe(op);
-		return;
-	}
-	if (arch_check_optimized_kprobe(op)) {
+	if (arch_pp_opt_adjust(op) || arch_check_optimized_kprobe(op)) {
 		arch_remove_optimized_kprobe(op);
 		return;
 	}

@@ -155,6 +155,11 @@ void opt_pre_handler(struct kprobe *p, struct pt_regs *regs);
 /* Pages for detour buffers: alloc_insn_page()'s, unless the arch has its own. */
 void *alloc_optinsn_page(void);
 void free_optinsn_page(void *page);
+/*
+ * A detour buffer just prepared, fitted to the per-probe layer: 0, or an
+ * error when the site must keep its breakpoint (default: 0).
+ */
+int arch_pp_opt_adjust(struct optimized_kprobe *op);
 #else
 struct arch_kprobe_site {
 	struct kprobe kp;

@@ -5,7 +5,8 @@
 # kernel_clone stops counting forks), writing 1 arms them again, except a
 # probe registered disabled, which stays [DISABLED].  Only what kstrtobool
 # takes is accepted: "2", "abc" and "" (echo writes just "\n") fail with an
-# error from write() and leave the value as it was.
+# error from write() and leave the value as it was.  A return hooked by a
+# kretprobe before the disarm still comes back.
 . /kptest/lib.sh
 
 need "$KP_ENABLED"
@@ -81,6 +82,34 @@ if check "insmod kp_probe.ko sym=kernel_clone disabled=1" probe_load sym=kernel_
 	d=$(delta_forks hits 3)
 	check "probe registered disabled does not fire after 0 -> 1 (3 forks, $d hits)" test "$d" = 0
 	check "rmmod kp_probe (disabled)" unload kp_probe || diag_file "$KP_TMP/rmmod.out"
+fi
+
+# A return already hooked by a kretprobe comes back while everything is
+# disarmed: on powerpc (and the other architectures whose return trampoline
+# is a kprobe of their own) that probe must stay armed, or the return loops
+# in the trampoline until kprobes are armed again.
+T=/sys/kernel/tracing
+EV='r:kp_enabled/nsleep hrtimer_nanosleep'
+if [ -w "$T/kprobe_events" ] && echo "$EV" >> "$T/kprobe_events" &&
+   echo 1 > "$T/events/kp_enabled/nsleep/enable"; then
+	sleep 2 &
+	pid=$!
+	usleep 500000		# asleep in hrtimer_nanosleep(), its return hooked
+	set_enabled 0
+	i=0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 40 ]; do
+		usleep 250000
+		i=$((i + 1))
+	done
+	check "a hooked return comes back while disarmed (sleep 2 ended)" \
+		test "$(kill -0 "$pid" 2>/dev/null || echo gone)" = gone
+	set_enabled 1
+	wait "$pid"
+	echo 0 > "$T/events/kp_enabled/nsleep/enable"
+	echo "-:kp_enabled/nsleep" >> "$T/kprobe_events"
+	check "the event is gone" test -z "$(grep kp_enabled "$T/kprobe_events")"
+else
+	notok "kretprobe event on hrtimer_nanosleep"
 fi
 
 v=$(enabled)
