@@ -39,6 +39,48 @@
 #define KPROBE_HIT_SS		0x00000002	/* probed instruction running */
 #define KPROBE_REENTER		0x00000004	/* a nested hit being skipped */
 #define KPROBE_HIT_SSDONE	0x00000008	/* post handlers running */
+
+#ifndef CONFIG_KPROBES_PER_PROBE
+/*
+ * A site-native architecture (HAVE_KPROBE_SITES) keeps everything about
+ * the instruction in struct arch_kprobe_site; kprobe.ainsn is kept for the
+ * code that still looks at it.
+ */
+struct arch_specific_insn {
+	kprobe_opcode_t *insn;		/* the site's slot, or NULL */
+};
+
+/**
+ * struct kprobe_step - a hit's instruction carried out of line
+ * @site: the site whose copy runs out of line, or NULL (none, or emulated)
+ * @probe: the probe whose pre handler the hit ran alone, or NULL when it
+ *	ran the site's list: whose post handlers the end of the step runs
+ * @arch: what the architecture keeps to undo its masking at the end
+ *	(x86: the flags at the hit; arm64: pstate)
+ */
+struct kprobe_step {
+	struct kprobe_site	*site;
+	struct kprobe		*probe;
+	struct arch_kprobe_step	arch;
+};
+
+/**
+ * struct kprobe_ctlblk - the per-CPU state of a hit (kernel/kprobes_hit.h)
+ * @kprobe_status: KPROBE_HIT_* or KPROBE_REENTER
+ * @step: the instruction being carried out
+ * @prev: the interrupted probe's current_kprobe, status and step while a
+ *	re-entered one is carried out
+ */
+struct kprobe_ctlblk {
+	unsigned long		kprobe_status;
+	struct kprobe_step	step;
+	struct {
+		struct kprobe		*kp;
+		unsigned long		status;
+		struct kprobe_step	step;
+	} prev;
+};
+#endif
 #else
 typedef int kprobe_opcode_t;
 struct arch_specific_insn {
@@ -400,8 +442,8 @@ static __always_inline struct kprobe *kprobe_site_fast(struct kprobe_site *s)
 
 /*
  * The per-CPU variables of a hit, through kprobe_cpu_off() read once for
- * the hit and handed to kprobe_cpu_read(), kprobe_cpu_write() and
- * kprobe_cpu_inc() (preemption off).  An architecture whose this-CPU
+ * the hit and handed to kprobe_cpu_read(), kprobe_cpu_write(),
+ * kprobe_cpu_inc() and kprobe_cpu_ptr() (preemption off).  An architecture whose this-CPU
  * accesses are dear defines them in asm/kprobes.h (arm64: each reads a
  * system register again after any store); elsewhere they are this-CPU
  * operations and the offset goes unused.
@@ -413,6 +455,7 @@ static __always_inline struct kprobe *kprobe_site_fast(struct kprobe_site *s)
 	do { (void)(off); __this_cpu_write(var, val); } while (0)
 #define kprobe_cpu_inc(ptr, off)		\
 	do { (void)(off); raw_cpu_inc(*(ptr)); } while (0)
+#define kprobe_cpu_ptr(var, off)		((void)(off), this_cpu_ptr(&(var)))
 #endif
 
 /**
@@ -636,6 +679,25 @@ bool within_kprobe_blacklist(unsigned long addr);
 bool kprobe_jump_label_reserved(void *start, void *end);
 int kprobe_add_ksym_blacklist(unsigned long entry);
 int kprobe_add_area_blacklist(unsigned long start, unsigned long end);
+
+/* Text between two linker symbols, which an architecture refuses. */
+struct kprobe_text_area {
+	const char *start, *end;
+};
+
+/* For arch_within_kprobe_blacklist(): is @addr in one of the @n @areas? */
+static inline bool kprobe_in_text_areas(unsigned long addr,
+					const struct kprobe_text_area *areas,
+					unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (addr >= (unsigned long)areas[i].start &&
+		    addr < (unsigned long)areas[i].end)
+			return true;
+	return false;
+}
 
 /* Markers of the _kprobe_blacklist section (NOKPROBE_SYMBOL entries). */
 extern unsigned long __start_kprobe_blacklist[];
