@@ -626,19 +626,22 @@ static __always_inline void kprobe_opt_run(struct kprobe_site *s,
 /*
  * The architecture's side.  prepare checks that s->addr can be probed and
  * fills s->arch (-EILSEQ off an instruction boundary, -EINVAL for what
- * cannot be probed); release frees what prepare took.  arm and disarm put
- * the breakpoint in and take it out, on every CPU, before they return.
+ * cannot be probed); release frees what prepare took.
  */
 int arch_prepare_kprobe_site(struct kprobe_site *s);
 void arch_release_kprobe_site(struct kprobe_site *s);
-void arch_arm_kprobe_site(struct kprobe_site *s);
-void arch_disarm_kprobe_site(struct kprobe_site *s);
 /*
- * The same for every site on @sites (linked by poke), in one pass: when
- * they return, every CPU sees every site changed.
+ * Arming and disarming, as jump_label's transform queue: the core queues
+ * each site of a batch (one site is a batch of one) and applies the queue,
+ * with the CPUs held and text_mutex taken, and reports the writes to perf.
+ * queue puts the breakpoint in (@arm) or the original instruction back in
+ * the queue, or writes it at once where that is safe before the CPUs are
+ * synchronised; false when the queue is full (the core applies it and
+ * queues @s again).  apply writes what is queued: when it returns, every
+ * CPU sees every queued site changed.
  */
-void arch_arm_kprobe_sites(struct list_head *sites);
-void arch_disarm_kprobe_sites(struct list_head *sites);
+bool arch_kprobe_poke_queue(struct kprobe_site *s, bool arm);
+void arch_kprobe_poke_apply(void);
 /* What @p, registered on @s, shows of the instruction (opcode, ainsn). */
 void arch_kprobe_site_describe(struct kprobe_site *s, struct kprobe *p);
 kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,

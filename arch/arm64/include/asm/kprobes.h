@@ -31,6 +31,9 @@
 
 typedef u32 kprobe_opcode_t;
 
+/* What arming writes over the probed instruction. */
+#define KPROBE_BREAKPOINT_INSN	BRK64_OPCODE_KPROBES
+
 /*
  * A slot, in instructions: the stepped copy and the BRK behind it, the
  * boosted copy and the branch back, and the stepped copy again with a

@@ -13,11 +13,8 @@
  * on the interrupted task's stack, in NMI context as far as lockdep and
  * RCU are concerned.
  */
-#include <linux/cpu.h>
 #include <linux/kprobes.h>
 #include <linux/memory.h>
-#include <linux/perf_event.h>
-#include <linux/slab.h>
 #include <asm/daifflags.h>
 #include <asm/debug-monitors.h>
 #include <asm/insn.h>
@@ -200,126 +197,38 @@ NOKPROBE_SYMBOL(kprobe_fault_handler);
  * not one of the changes the architecture allows while another CPU may be
  * running it, so the writes happen in stop_machine() with every other CPU
  * spinning outside the text: aarch64_insn_patch_text() does that, for any
- * number of instructions at once.  A batch is one stop_machine() however
- * many sites it has.
+ * number of instructions at once.  A batch is one stop_machine() for every
+ * KP_POKE_MAX sites.  The queue is text_mutex's.
  */
-#define KP_POKE_CHUNK	16
+#define KP_POKE_MAX	256
 
-static void kp_poke(void **addrs, u32 *insns, int n)
+static void *kp_poke_addrs[KP_POKE_MAX];
+static u32 kp_poke_insns[KP_POKE_MAX];
+static unsigned int kp_poke_n;
+
+bool arch_kprobe_poke_queue(struct kprobe_site *s, bool arm)
+{
+	lockdep_assert_held(&text_mutex);
+	if (kp_poke_n == KP_POKE_MAX)
+		return false;
+	kp_poke_addrs[kp_poke_n] = s->addr;
+	kp_poke_insns[kp_poke_n++] = arm ? KPROBE_BREAKPOINT_INSN :
+					   s->arch.opcode;
+	return true;
+}
+
+void arch_kprobe_poke_apply(void)
 {
 	int ret;
 
-	if (!n)
+	lockdep_assert_held(&text_mutex);
+	if (!kp_poke_n)
 		return;
-	ret = aarch64_insn_patch_text(addrs, insns, n);
+	ret = aarch64_insn_patch_text(kp_poke_addrs, kp_poke_insns, kp_poke_n);
 	/* The addresses were checked at prepare: this cannot fail. */
-	WARN_ONCE(ret, "kprobes: writing %d probe sites failed (%d)\n", n, ret);
-}
-
-static u32 kp_site_insn(struct kprobe_site *s, bool arm)
-{
-	return arm ? BRK64_OPCODE_KPROBES : s->arch.opcode;
-}
-
-static void kp_poke_report(struct kprobe_site *s, bool arm)
-{
-	u32 brk = BRK64_OPCODE_KPROBES;
-
-	if (arm)
-		perf_event_text_poke(s->addr, &s->arch.opcode, 4, &brk, 4);
-	else
-		perf_event_text_poke(s->addr, &brk, 4, &s->arch.opcode, 4);
-}
-
-static void kp_text_lock(void)
-{
-	cpus_read_lock();
-	mutex_lock(&text_mutex);
-}
-
-static void kp_text_unlock(void)
-{
-	mutex_unlock(&text_mutex);
-	cpus_read_unlock();
-}
-
-/*
- * Every site on @sites in one stop_machine() when the arrays for them can
- * be had, else KP_POKE_CHUNK sites at a time: the batch must not fail.
- */
-static void kp_poke_sites(struct list_head *sites, bool arm)
-{
-	void *addrs_chunk[KP_POKE_CHUNK];
-	u32 insns_chunk[KP_POKE_CHUNK];
-	struct kprobe_site *s;
-	void **addrs = addrs_chunk;
-	u32 *insns = insns_chunk;
-	int n = 0, max = KP_POKE_CHUNK;
-	size_t count = list_count_nodes(sites);
-
-	if (count > KP_POKE_CHUNK) {
-		void **a = kvmalloc_array(count, sizeof(*a), GFP_KERNEL);
-		u32 *i = kvmalloc_array(count, sizeof(*i), GFP_KERNEL);
-
-		if (a && i) {
-			addrs = a;
-			insns = i;
-			max = count;
-		} else {
-			kvfree(a);
-			kvfree(i);
-		}
-	}
-
-	kp_text_lock();
-	list_for_each_entry(s, sites, poke) {
-		addrs[n] = s->addr;
-		insns[n] = kp_site_insn(s, arm);
-		if (++n == max) {
-			kp_poke(addrs, insns, n);
-			n = 0;
-		}
-	}
-	kp_poke(addrs, insns, n);
-	kp_text_unlock();
-
-	list_for_each_entry(s, sites, poke)
-		kp_poke_report(s, arm);
-	if (addrs != addrs_chunk) {
-		kvfree(addrs);
-		kvfree(insns);
-	}
-}
-
-void arch_arm_kprobe_sites(struct list_head *sites)
-{
-	kp_poke_sites(sites, true);
-}
-
-void arch_disarm_kprobe_sites(struct list_head *sites)
-{
-	kp_poke_sites(sites, false);
-}
-
-static void kp_poke_one(struct kprobe_site *s, bool arm)
-{
-	void *addr = s->addr;
-	u32 insn = kp_site_insn(s, arm);
-
-	kp_text_lock();
-	kp_poke(&addr, &insn, 1);
-	kp_text_unlock();
-	kp_poke_report(s, arm);
-}
-
-void arch_arm_kprobe_site(struct kprobe_site *s)
-{
-	kp_poke_one(s, true);
-}
-
-void arch_disarm_kprobe_site(struct kprobe_site *s)
-{
-	kp_poke_one(s, false);
+	WARN_ONCE(ret, "kprobes: writing %u probe sites failed (%d)\n",
+		  kp_poke_n, ret);
+	kp_poke_n = 0;
 }
 
 void arch_kprobe_site_describe(struct kprobe_site *s, struct kprobe *p)

@@ -33,6 +33,9 @@
 
 typedef u8 kprobe_opcode_t;
 
+/* What arming writes over the first byte of the probed instruction. */
+#define KPROBE_BREAKPOINT_INSN	INT3_INSN_OPCODE
+
 /*
  * A slot: the stepped copy (longest instruction, then int3) at offset 0,
  * the boosted copy (instruction, then a jmp rel32 back) at KPROBE_BOOST_OFF.

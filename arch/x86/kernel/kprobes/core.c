@@ -11,8 +11,6 @@
  * interrupts off until the int3 behind the copy traps back here.
  */
 #include <linux/kprobes.h>
-#include <linux/memory.h>
-#include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/uprobes.h>
 #include <asm/extable.h>
@@ -168,71 +166,28 @@ int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 }
 NOKPROBE_SYMBOL(kprobe_fault_handler);
 
-/* Replace the first byte of the probed instruction, on all CPUs. */
-static void kp_poke_first_byte(struct kprobe_site *s, const u8 *new,
-			       const u8 *old)
-{
-	mutex_lock(&text_mutex);
-	text_poke(s->addr, new, 1);
-	text_poke_sync();
-	mutex_unlock(&text_mutex);
-	perf_event_text_poke(s->addr, old, 1, new, 1);
-}
-
-void arch_arm_kprobe_site(struct kprobe_site *s)
-{
-	static const u8 int3 = INT3_INSN_OPCODE;
-
-	kp_poke_first_byte(s, &int3, &s->arch.opcode);
-}
-
-void arch_disarm_kprobe_site(struct kprobe_site *s)
-{
-	static const u8 int3 = INT3_INSN_OPCODE;
-
-	kp_poke_first_byte(s, &s->arch.opcode, &int3);
-}
-
 /*
- * Many sites at once: every first byte is written, then a single
- * text_poke_sync() makes every CPU see all of them.  Each write is one
- * byte, which a CPU fetches whole: until the sync, a CPU running one of
- * these instructions sees the old byte or the new one, and both are valid
- * (the int3 of a site whose copy and handlers are in place, or the
- * original instruction), so no CPU can be caught between two steps.  This
- * is the first and the last step of text_poke_bp_batch(), which has
- * nothing to do in between for a one-byte change.  text_poke_queue()
- * itself wants each new instruction whole, which the first byte of the
- * original one is not.
+ * The first byte of the probed instruction is written at once: a CPU
+ * fetches a byte whole, so until the sync a CPU running one of these
+ * instructions sees the old byte or the new one, and both are valid (the
+ * int3 of a site whose copy and handlers are in place, or the original
+ * instruction); no CPU can be caught between two steps.  This is the first
+ * and the last step of text_poke_bp_batch(), which has nothing to do in
+ * between for a one-byte change.  text_poke_queue() itself wants each new
+ * instruction whole, which the first byte of the original one is not.
  */
-static void kp_poke_sites(struct list_head *sites, bool arm)
+bool arch_kprobe_poke_queue(struct kprobe_site *s, bool arm)
 {
 	static const u8 int3 = INT3_INSN_OPCODE;
-	struct kprobe_site *s;
 
-	mutex_lock(&text_mutex);
-	list_for_each_entry(s, sites, poke)
-		text_poke(s->addr, arm ? &int3 : &s->arch.opcode, 1);
+	text_poke(s->addr, arm ? &int3 : &s->arch.opcode, 1);
+	return true;
+}
+
+/* One serialisation of every CPU makes them all see every byte. */
+void arch_kprobe_poke_apply(void)
+{
 	text_poke_sync();
-	mutex_unlock(&text_mutex);
-	list_for_each_entry(s, sites, poke) {
-		if (arm)
-			perf_event_text_poke(s->addr, &s->arch.opcode, 1,
-					     &int3, 1);
-		else
-			perf_event_text_poke(s->addr, &int3, 1,
-					     &s->arch.opcode, 1);
-	}
-}
-
-void arch_arm_kprobe_sites(struct list_head *sites)
-{
-	kp_poke_sites(sites, true);
-}
-
-void arch_disarm_kprobe_sites(struct list_head *sites)
-{
-	kp_poke_sites(sites, false);
 }
 
 /*
