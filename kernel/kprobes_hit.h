@@ -266,13 +266,31 @@ static void kp_hit_many(struct kprobe_site *s, struct pt_regs *regs,
 NOKPROBE_SYMBOL(kp_hit_many);
 
 /*
+ * Carry out the instruction of a hit that ran @p alone, in state HIT_SS.
+ * Return: true when it was emulated; else its copy is stepped, and
+ * kp_step_done() runs @p's post handler, as kcb->step.probe says.
+ */
+static __always_inline bool kp_execute_one(struct kprobe_site *s,
+					   struct kprobe *p,
+					   struct pt_regs *regs,
+					   struct kprobe_ctlblk *kcb)
+{
+	kcb->kprobe_status = KPROBE_HIT_SS;
+	if (likely(arch_kprobe_emulate(s, regs)))
+		return true;
+	kcb->step.probe = p;
+	kp_step(s, regs, kcb);
+	return false;
+}
+
+/*
  * The usual hit: one enabled probe, @p.  Its post handler is the one it
  * had at the pre handler's time, run after an emulated instruction without
  * looking at the site again: a probe registered meanwhile has not seen the
  * pre either, and @p cannot go away before the trap ends (unregistering
  * waits for a grace period, which this CPU holds off with interrupts
- * masked).  A stepped instruction gets @p's post handler alone in
- * kp_step_done(), as kcb->step.probe says.
+ * masked).  With a post handler and without, the paths are written apart:
+ * each tests it once.
  */
 static __always_inline void kp_hit_one(struct kprobe_site *s,
 				       struct kprobe *p, struct pt_regs *regs,
@@ -284,17 +302,14 @@ static __always_inline void kp_hit_one(struct kprobe_site *s,
 	if (kprobe_pre_one_at(p, regs, off))
 		goto idle;	/* the pc moved: no instruction, no post */
 	post = p->post_handler;
-	if (!post && kp_leave_by_copy(s, regs, off))
-		return;
-	kcb->kprobe_status = KPROBE_HIT_SS;
-	if (unlikely(!arch_kprobe_emulate(s, regs))) {
-		kcb->step.probe = p;
-		kp_step(s, regs, kcb);
-		return;
-	}
 	if (post) {
+		if (!kp_execute_one(s, p, regs, kcb))
+			return;
 		kcb->kprobe_status = KPROBE_HIT_SSDONE;
 		post(p, regs, 0);
+	} else if (kp_leave_by_copy(s, regs, off) ||
+		   !kp_execute_one(s, p, regs, kcb)) {
+		return;
 	}
 idle:
 	kprobe_cpu_write(current_kprobe, off, NULL);
