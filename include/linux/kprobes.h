@@ -110,9 +110,10 @@ typedef int (*kretprobe_handler_t)(struct kretprobe_instance *,
  * @symbol_name: symbol to probe ("sym" or "module:sym"), or NULL
  * @offset: byte offset from @symbol_name (or from @addr)
  * @pre_handler: run before the instruction; non-zero return means the
- *	handler changed regs->ip and the instruction must be skipped
+ *	handler moved the instruction pointer and the instruction must be
+ *	skipped
  * @post_handler: run after the instruction, with interrupts off
- * @opcode: the first byte of the instruction the breakpoint replaced
+ * @opcode: what the breakpoint replaced (x86: the instruction's first byte)
  * @ainsn: the copy of the instruction (ainsn.insn is its slot or NULL)
  * @flags: KPROBE_FLAG_*; callers may set only KPROBE_FLAG_DISABLED
  * @hit_gen: the generation of its site from which a hit that walks the
@@ -473,7 +474,7 @@ static __always_inline struct kprobe *kprobe_site_fast(struct kprobe_site *s)
  * takes puts current_kprobe back to NULL before it returns.  The caller
  * clears current_kprobe when done.
  *
- * Return: what the pre handler returned (non-zero: it moved regs->ip).
+ * Return: what the pre handler returned (non-zero: it moved the pc).
  */
 static __always_inline int kprobe_pre_one_at(struct kprobe *p,
 					     struct pt_regs *regs,
