@@ -25,15 +25,19 @@
  *
  * Hit path.  The architecture's trap handler looks the site up and calls
  * kprobe_site_pre(), carries out the instruction, then calls
- * kprobe_site_post().  current_kprobe is non-NULL on a CPU for the whole of
+ * kprobe_site_post(); on a site-native architecture the whole of that is
+ * kernel/kprobes_hit.h, around the architecture's hooks.  current_kprobe is non-NULL on a CPU for the whole of
  * that; a probe hit meanwhile runs no handler and counts as missed.
  */
 #define pr_fmt(fmt) "kprobes: " fmt
 
 #include <linux/kprobes.h>
+#include <linux/cpu.h>
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
+#include <linux/memory.h>
 #include <linux/module.h>
+#include <linux/perf_event.h>
 #include <linux/slab.h>
 
 #include "kprobes_internal.h"
@@ -324,6 +328,65 @@ out:
 /* Sites: creation, arming, teardown.  All under kprobe_mutex.          */
 /* ------------------------------------------------------------------ */
 
+#ifndef CONFIG_KPROBES_PER_PROBE
+/* perf's record of a breakpoint written or taken out, for text decoders. */
+static void kp_poke_report(struct kprobe_site *s, bool arm)
+{
+	kprobe_opcode_t brk = KPROBE_BREAKPOINT_INSN;
+	kprobe_opcode_t *orig = &s->arch.opcode;
+
+	if (arm)
+		perf_event_text_poke(s->addr, orig, sizeof(brk), &brk,
+				     sizeof(brk));
+	else
+		perf_event_text_poke(s->addr, &brk, sizeof(brk), orig,
+				     sizeof(brk));
+}
+#else
+/* Upstream's arch_arm_kprobe() reports its writes itself, where it does. */
+static void kp_poke_report(struct kprobe_site *s, bool arm)
+{
+}
+#endif
+
+/*
+ * Write the breakpoints of the sites on @sites (linked by poke), or take
+ * them out, in as few of the architecture's passes as its queue allows:
+ * every CPU sees every site changed when this returns.  The CPUs are held
+ * for the architectures that stop them to write.
+ */
+static void kp_poke_sites(struct list_head *sites, bool arm)
+{
+	struct kprobe_site *s;
+	bool queued;
+
+	cpus_read_lock();
+	mutex_lock(&text_mutex);
+	list_for_each_entry(s, sites, poke) {
+		if (arch_kprobe_poke_queue(s, arm))
+			continue;
+		arch_kprobe_poke_apply();
+		queued = arch_kprobe_poke_queue(s, arm);
+		/* An empty queue takes any site. */
+		WARN_ON_ONCE(!queued);
+	}
+	arch_kprobe_poke_apply();
+	mutex_unlock(&text_mutex);
+	cpus_read_unlock();
+	list_for_each_entry(s, sites, poke)
+		kp_poke_report(s, arm);
+}
+
+/* One site is a batch of one; its poke link is free outside a batch. */
+static void kp_poke_one(struct kprobe_site *s, bool arm)
+{
+	LIST_HEAD(one);
+
+	list_add(&s->poke, &one);
+	kp_poke_sites(&one, arm);
+	list_del_init(&s->poke);
+}
+
 /*
  * Batches.  Between kp_batch_begin() and kp_batch_end(), both under
  * kprobe_mutex, a breakpoint site whose arming changes only has the change
@@ -364,10 +427,10 @@ static int kp_batch_flush(void)
 	lockdep_assert_held(&kprobe_mutex);
 	kprobe_ftrace_flush(false);
 	if (!list_empty(&kp_to_disarm))
-		arch_disarm_kprobe_sites(&kp_to_disarm);
+		kp_poke_sites(&kp_to_disarm, false);
 	ret = kprobe_ftrace_flush(true);
 	if (!list_empty(&kp_to_arm))
-		arch_arm_kprobe_sites(&kp_to_arm);
+		kp_poke_sites(&kp_to_arm, true);
 	list_for_each_entry_safe(s, tmp, &kp_to_disarm, poke)
 		list_del_init(&s->poke);
 	list_for_each_entry_safe(s, tmp, &kp_to_arm, poke)
@@ -513,10 +576,8 @@ static int kp_site_sync(struct kprobe_site *s)
 			 */
 			if (kp_batching)
 				kp_batch_queue(s, want);
-			else if (want)
-				arch_arm_kprobe_site(s);
 			else
-				arch_disarm_kprobe_site(s);
+				kp_poke_one(s, want);
 		}
 		if (!ret)
 			s->armed = want;

@@ -226,47 +226,24 @@ static void kp_pp_tomb_add(struct kprobe_site *s)
 #define KP_PP_DIE_NOTIFY	kprobe_exceptions_notify
 #endif
 
-void arch_arm_kprobe_site(struct kprobe_site *s)
+/*
+ * The architecture has no queue: each site is written as it comes, with
+ * the CPUs held and text_mutex taken by the core, as upstream's core calls
+ * arch_arm_kprobe().
+ */
+bool arch_kprobe_poke_queue(struct kprobe_site *s, bool arm)
 {
-	kp_pp_text_lock();
-	arch_arm_kprobe(&s->arch.kp);
-	kp_pp_text_unlock();
-}
-
-void arch_disarm_kprobe_site(struct kprobe_site *s)
-{
-	kp_pp_tomb_add(s);
-	kp_pp_text_lock();
-	arch_disarm_kprobe(&s->arch.kp);
-	kp_pp_text_unlock();
-}
-
-/* A batch is one site after the other: the architecture has no batch. */
-static void kp_pp_poke_sites(struct list_head *sites, bool arm)
-{
-	struct kprobe_site *s;
-
-	if (!arm)
-		list_for_each_entry(s, sites, poke)
-			kp_pp_tomb_add(s);
-	kp_pp_text_lock();
-	list_for_each_entry(s, sites, poke) {
-		if (arm)
-			arch_arm_kprobe(&s->arch.kp);
-		else
-			arch_disarm_kprobe(&s->arch.kp);
+	if (arm) {
+		arch_arm_kprobe(&s->arch.kp);
+	} else {
+		kp_pp_tomb_add(s);
+		arch_disarm_kprobe(&s->arch.kp);
 	}
-	kp_pp_text_unlock();
+	return true;
 }
 
-void arch_arm_kprobe_sites(struct list_head *sites)
+void arch_kprobe_poke_apply(void)
 {
-	kp_pp_poke_sites(sites, true);
-}
-
-void arch_disarm_kprobe_sites(struct list_head *sites)
-{
-	kp_pp_poke_sites(sites, false);
 }
 
 #ifdef CONFIG_KPROBES_ON_FTRACE

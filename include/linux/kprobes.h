@@ -39,6 +39,48 @@
 #define KPROBE_HIT_SS		0x00000002	/* probed instruction running */
 #define KPROBE_REENTER		0x00000004	/* a nested hit being skipped */
 #define KPROBE_HIT_SSDONE	0x00000008	/* post handlers running */
+
+#ifndef CONFIG_KPROBES_PER_PROBE
+/*
+ * A site-native architecture (HAVE_KPROBE_SITES) keeps everything about
+ * the instruction in struct arch_kprobe_site; kprobe.ainsn is kept for the
+ * code that still looks at it.
+ */
+struct arch_specific_insn {
+	kprobe_opcode_t *insn;		/* the site's slot, or NULL */
+};
+
+/**
+ * struct kprobe_step - a hit's instruction carried out of line
+ * @site: the site whose copy runs out of line, or NULL (none, or emulated)
+ * @probe: the probe whose pre handler the hit ran alone, or NULL when it
+ *	ran the site's list: whose post handlers the end of the step runs
+ * @arch: what the architecture keeps to undo its masking at the end
+ *	(x86: the flags at the hit; arm64: pstate)
+ */
+struct kprobe_step {
+	struct kprobe_site	*site;
+	struct kprobe		*probe;
+	struct arch_kprobe_step	arch;
+};
+
+/**
+ * struct kprobe_ctlblk - the per-CPU state of a hit (kernel/kprobes_hit.h)
+ * @kprobe_status: KPROBE_HIT_* or KPROBE_REENTER
+ * @step: the instruction being carried out
+ * @prev: the interrupted probe's current_kprobe, status and step while a
+ *	re-entered one is carried out
+ */
+struct kprobe_ctlblk {
+	unsigned long		kprobe_status;
+	struct kprobe_step	step;
+	struct {
+		struct kprobe		*kp;
+		unsigned long		status;
+		struct kprobe_step	step;
+	} prev;
+};
+#endif
 #else
 typedef int kprobe_opcode_t;
 struct arch_specific_insn {
@@ -68,9 +110,10 @@ typedef int (*kretprobe_handler_t)(struct kretprobe_instance *,
  * @symbol_name: symbol to probe ("sym" or "module:sym"), or NULL
  * @offset: byte offset from @symbol_name (or from @addr)
  * @pre_handler: run before the instruction; non-zero return means the
- *	handler changed regs->ip and the instruction must be skipped
+ *	handler moved the instruction pointer and the instruction must be
+ *	skipped
  * @post_handler: run after the instruction, with interrupts off
- * @opcode: the first byte of the instruction the breakpoint replaced
+ * @opcode: what the breakpoint replaced (x86: the instruction's first byte)
  * @ainsn: the copy of the instruction (ainsn.insn is its slot or NULL)
  * @flags: KPROBE_FLAG_*; callers may set only KPROBE_FLAG_DISABLED
  * @hit_gen: the generation of its site from which a hit that walks the
@@ -405,8 +448,8 @@ static __always_inline struct kprobe *kprobe_site_fast(struct kprobe_site *s)
 
 /*
  * The per-CPU variables of a hit, through kprobe_cpu_off() read once for
- * the hit and handed to kprobe_cpu_read(), kprobe_cpu_write() and
- * kprobe_cpu_inc() (preemption off).  An architecture whose this-CPU
+ * the hit and handed to kprobe_cpu_read(), kprobe_cpu_write(),
+ * kprobe_cpu_inc() and kprobe_cpu_ptr() (preemption off).  An architecture whose this-CPU
  * accesses are dear defines them in asm/kprobes.h (arm64: each reads a
  * system register again after any store); elsewhere they are this-CPU
  * operations and the offset goes unused.
@@ -418,6 +461,7 @@ static __always_inline struct kprobe *kprobe_site_fast(struct kprobe_site *s)
 	do { (void)(off); __this_cpu_write(var, val); } while (0)
 #define kprobe_cpu_inc(ptr, off)		\
 	do { (void)(off); raw_cpu_inc(*(ptr)); } while (0)
+#define kprobe_cpu_ptr(var, off)		((void)(off), this_cpu_ptr(&(var)))
 #endif
 
 /**
@@ -435,7 +479,7 @@ static __always_inline struct kprobe *kprobe_site_fast(struct kprobe_site *s)
  * takes puts current_kprobe back to NULL before it returns.  The caller
  * clears current_kprobe when done.
  *
- * Return: what the pre handler returned (non-zero: it moved regs->ip).
+ * Return: what the pre handler returned (non-zero: it moved the pc).
  */
 static __always_inline int kprobe_pre_one_at(struct kprobe *p,
 					     struct pt_regs *regs,
@@ -588,19 +632,22 @@ static __always_inline void kprobe_opt_run(struct kprobe_site *s,
 /*
  * The architecture's side.  prepare checks that s->addr can be probed and
  * fills s->arch (-EILSEQ off an instruction boundary, -EINVAL for what
- * cannot be probed); release frees what prepare took.  arm and disarm put
- * the breakpoint in and take it out, on every CPU, before they return.
+ * cannot be probed); release frees what prepare took.
  */
 int arch_prepare_kprobe_site(struct kprobe_site *s);
 void arch_release_kprobe_site(struct kprobe_site *s);
-void arch_arm_kprobe_site(struct kprobe_site *s);
-void arch_disarm_kprobe_site(struct kprobe_site *s);
 /*
- * The same for every site on @sites (linked by poke), in one pass: when
- * they return, every CPU sees every site changed.
+ * Arming and disarming, as jump_label's transform queue: the core queues
+ * each site of a batch (one site is a batch of one) and applies the queue,
+ * with the CPUs held and text_mutex taken, and reports the writes to perf.
+ * queue puts the breakpoint in (@arm) or the original instruction back in
+ * the queue, or writes it at once where that is safe before the CPUs are
+ * synchronised; false when the queue is full (the core applies it and
+ * queues @s again).  apply writes what is queued: when it returns, every
+ * CPU sees every queued site changed.
  */
-void arch_arm_kprobe_sites(struct list_head *sites);
-void arch_disarm_kprobe_sites(struct list_head *sites);
+bool arch_kprobe_poke_queue(struct kprobe_site *s, bool arm);
+void arch_kprobe_poke_apply(void);
 /* What @p, registered on @s, shows of the instruction (opcode, ainsn). */
 void arch_kprobe_site_describe(struct kprobe_site *s, struct kprobe *p);
 kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
@@ -641,6 +688,25 @@ bool within_kprobe_blacklist(unsigned long addr);
 bool kprobe_jump_label_reserved(void *start, void *end);
 int kprobe_add_ksym_blacklist(unsigned long entry);
 int kprobe_add_area_blacklist(unsigned long start, unsigned long end);
+
+/* Text between two linker symbols, which an architecture refuses. */
+struct kprobe_text_area {
+	const char *start, *end;
+};
+
+/* For arch_within_kprobe_blacklist(): is @addr in one of the @n @areas? */
+static inline bool kprobe_in_text_areas(unsigned long addr,
+					const struct kprobe_text_area *areas,
+					unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (addr >= (unsigned long)areas[i].start &&
+		    addr < (unsigned long)areas[i].end)
+			return true;
+	return false;
+}
 
 /* Markers of the _kprobe_blacklist section (NOKPROBE_SYMBOL entries). */
 extern unsigned long __start_kprobe_blacklist[];

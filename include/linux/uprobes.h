@@ -185,18 +185,18 @@ struct uprobes_state {
 	 */
 	bool			stubs;
 	/*
-	 * Sites armed in this mm: int3s written by us, and the jumps some
-	 * of them became.  Counted by the paths that write or take out an
-	 * int3, under the mmap_lock for writing; MMF_HAS_UPROBES is set
+	 * Sites armed in this mm: breakpoints written by us, and the jumps
+	 * some of them became.  Counted by the paths that write or take out
+	 * a breakpoint, under the mmap_lock for writing; MMF_HAS_UPROBES is set
 	 * while it is not 0, so that fork, munmap and exit of a process
 	 * whose probes are gone skip the uprobes work (see
 	 * uprobe_mm_recheck()).  It may count too many (a mapping that went
-	 * with its int3s), never too few.
+	 * with its breakpoints), never too few.
 	 */
 	unsigned long		armed;
 	/*
 	 * Something was armed here once: set with MMF_HAS_UPROBES, never
-	 * cleared.  An int3 executed just before its site was disarmed is
+	 * cleared.  A breakpoint executed just before its site was disarmed is
 	 * still taken for ours when the flag is already clear again.
 	 */
 	bool			probed;
@@ -235,7 +235,7 @@ unsigned long uprobe_get_trap_addr(struct pt_regs *regs);
 unsigned long uprobe_get_trampoline_vaddr(void);
 void uprobe_handle_trampoline(struct pt_regs *regs);
 
-/* Architecture side (arch/x86/kernel/uprobes.c). */
+/* Architecture side (the architecture's uprobes.c). */
 bool is_swbp_insn(uprobe_opcode_t *insn);
 bool is_trap_insn(uprobe_opcode_t *insn);
 int arch_uprobe_analyze_insn(struct arch_uprobe *aup, struct mm_struct *mm,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * arm64 side of kprobes: the opcode type, the per-site data the hit path
- * needs and the per-CPU stepping state.
+ * needs and the architecture's part of the per-CPU stepping state.
  *
  * A probe site is armed by replacing its instruction with a BRK.  On a hit
  * the instruction is either simulated on the saved registers (everything
@@ -30,6 +30,9 @@
 #define __ARCH_WANT_KPROBES_INSN_SLOT
 
 typedef u32 kprobe_opcode_t;
+
+/* What arming writes over the probed instruction. */
+#define KPROBE_BREAKPOINT_INSN	BRK64_OPCODE_KPROBES
 
 /*
  * A slot, in instructions: the stepped copy and the BRK behind it, the
@@ -61,11 +64,6 @@ struct kprobe;
 struct kprobe_site;
 struct pt_regs;
 
-/* Kept for code that looks at kprobe.ainsn: the slot, or NULL. */
-struct arch_specific_insn {
-	kprobe_opcode_t *insn;
-};
-
 /* Per probe site, filled by arch_prepare_kprobe_site(). */
 struct arch_kprobe_site {
 	struct a64_probe_insn	insn;	/* how the instruction is carried out */
@@ -89,25 +87,11 @@ struct arch_kprobe_site {
 #define kprobe_cpu_read(var, off)	kprobe_cpu_var(var, off)
 #define kprobe_cpu_write(var, off, val)	(kprobe_cpu_var(var, off) = (val))
 #define kprobe_cpu_inc(ptr, off)	((*SHIFT_PERCPU_PTR(ptr, (off)))++)
+#define kprobe_cpu_ptr(var, off)	SHIFT_PERCPU_PTR(&(var), (off))
 
-/* What an out-of-line run in progress needs to be finished or undone. */
-struct kprobe_step {
-	struct kprobe_site	*site;	/* whose copy is running, or NULL */
-	/* the probe the hit ran alone, or NULL: it ran the site's list */
-	struct kprobe		*probe;
+/* Of a copy stepped out of line (struct kprobe_step): DAIF at the hit. */
+struct arch_kprobe_step {
 	unsigned long		pstate;	/* pstate at the hit */
-};
-
-/* Per-CPU state; kprobe_status is read and written by the generic core. */
-struct kprobe_ctlblk {
-	unsigned long		kprobe_status;
-	struct kprobe_step	step;
-	/* The interrupted probe while a re-entered one is carried out. */
-	struct {
-		struct kprobe		*kp;
-		unsigned long		status;
-		struct kprobe_step	step;
-	} prev;
 };
 
 int kprobe_fault_handler(struct pt_regs *regs, unsigned int fsr);

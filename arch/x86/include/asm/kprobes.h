@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * x86 side of kprobes: the opcode type, the per-site data the hit path
- * needs and the per-CPU stepping state.
+ * needs and the architecture's part of the per-CPU stepping state.
  *
  * A probe site is armed by replacing the first byte of its instruction with
  * int3.  On a hit the instruction either is emulated on the saved registers
@@ -33,6 +33,9 @@
 
 typedef u8 kprobe_opcode_t;
 
+/* What arming writes over the first byte of the probed instruction. */
+#define KPROBE_BREAKPOINT_INSN	INT3_INSN_OPCODE
+
 /*
  * A slot: the stepped copy (longest instruction, then int3) at offset 0,
  * the boosted copy (instruction, then a jmp rel32 back) at KPROBE_BOOST_OFF.
@@ -56,14 +59,6 @@ typedef u8 kprobe_opcode_t;
 struct kprobe;
 struct kprobe_site;
 struct pt_regs;
-
-/*
- * Kept for code that still looks at kprobe.ainsn; this implementation keeps
- * everything in struct arch_kprobe_site instead.
- */
-struct arch_specific_insn {
-	kprobe_opcode_t *insn;
-};
 
 /*
  * How the probed instruction is carried out on a hit.  The STEP kinds run
@@ -167,24 +162,9 @@ struct arch_kprobe_site {
 #endif
 };
 
-/* What an out-of-line run in progress needs to be finished or undone. */
-struct kprobe_step {
-	struct kprobe_site	*site;	/* whose copy is running, or NULL */
-	/* the probe the hit ran alone, or NULL: it ran the site's list */
-	struct kprobe		*probe;
-	unsigned long		flags;	/* regs->flags at the hit (for IF) */
-};
-
-/* Per-CPU state; kprobe_status is read and written by the generic core. */
-struct kprobe_ctlblk {
-	unsigned long		kprobe_status;
-	struct kprobe_step	step;
-	/* The interrupted probe while a re-entered one is carried out. */
-	struct {
-		struct kprobe		*kp;
-		unsigned long		status;
-		struct kprobe_step	step;
-	} prev;
+/* Of a copy stepped out of line (struct kprobe_step): IF at the hit. */
+struct arch_kprobe_step {
+	unsigned long		flags;	/* regs->flags at the hit */
 };
 
 int kprobe_int3_handler(struct pt_regs *regs);
