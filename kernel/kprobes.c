@@ -26,8 +26,9 @@
  * Hit path.  The architecture's trap handler looks the site up and calls
  * kprobe_site_pre(), carries out the instruction, then calls
  * kprobe_site_post(); on a site-native architecture the whole of that is
- * kernel/kprobes_hit.h, around the architecture's hooks.  current_kprobe is non-NULL on a CPU for the whole of
- * that; a probe hit meanwhile runs no handler and counts as missed.
+ * kernel/kprobes_hit.h, around the architecture's hooks.  current_kprobe
+ * is non-NULL on a CPU for the whole of that; a probe hit meanwhile runs
+ * no handler and counts as missed.
  */
 #define pr_fmt(fmt) "kprobes: " fmt
 

@@ -449,10 +449,11 @@ static __always_inline struct kprobe *kprobe_site_fast(struct kprobe_site *s)
 /*
  * The per-CPU variables of a hit, through kprobe_cpu_off() read once for
  * the hit and handed to kprobe_cpu_read(), kprobe_cpu_write(),
- * kprobe_cpu_inc() and kprobe_cpu_ptr() (preemption off).  An architecture whose this-CPU
- * accesses are dear defines them in asm/kprobes.h (arm64: each reads a
- * system register again after any store); elsewhere they are this-CPU
- * operations and the offset goes unused.
+ * kprobe_cpu_inc() and kprobe_cpu_ptr() (preemption off).  An
+ * architecture whose this-CPU accesses are dear defines them in
+ * asm/kprobes.h (arm64: each reads a system register again after any
+ * store); elsewhere they are this-CPU operations and the offset goes
+ * unused.
  */
 #ifndef kprobe_cpu_off
 #define kprobe_cpu_off()			0UL
