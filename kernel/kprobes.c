@@ -1187,10 +1187,17 @@ EXPORT_SYMBOL_GPL(unregister_kretprobes);
 /* ------------------------------------------------------------------ */
 
 /*
- * The text under @s is going: its probes stay registered, marked gone, and
- * the breakpoint is left alone (the memory is no longer ours to write).
+ * The text under @s is going: its probes stay registered, marked gone.
+ * With @restore the text is still mapped and @s's instruction is written
+ * back first, while the site can still be found, so that nothing of ours
+ * outlives it in memory that is about to be reused: a CPU that kept a
+ * copy of the old bytes (QEMU's translated code, seen on s390x when a
+ * module was loaded again at the same address) would otherwise run our
+ * breakpoint in the next module's text, where no site claims it.
+ * Without @restore (the kernel's init text, no longer ours to write once
+ * freeing has begun) the breakpoint is left alone.
  */
-static void kp_site_kill(struct kprobe_site *s)
+static void kp_site_kill(struct kprobe_site *s, bool restore)
 {
 	struct kprobe *p;
 
@@ -1198,6 +1205,11 @@ static void kp_site_kill(struct kprobe_site *s)
 	/* ftrace is still tracking the site: take our hook out of it. */
 	if (s->ftrace && s->armed && !kprobe_ftrace_disarm(s))
 		s->armed = false;
+	if (restore && !s->ftrace && s->armed) {
+		kprobe_opt_stop(s);	/* the jump sits in front */
+		kp_poke_one(s, false);
+		s->armed = false;
+	}
 	kprobe_opt_forget(s);
 	WRITE_ONCE(s->gone, true);
 	s->armed = false;
@@ -1207,7 +1219,7 @@ static void kp_site_kill(struct kprobe_site *s)
 }
 
 void kprobe_kill_range(bool (*going)(unsigned long addr, void *arg),
-			  void *arg)
+		       void *arg, bool restore)
 {
 	struct kprobe_site *s;
 	unsigned int b;
@@ -1216,7 +1228,7 @@ void kprobe_kill_range(bool (*going)(unsigned long addr, void *arg),
 	for (b = 0; b < ARRAY_SIZE(kprobe_sites); b++)
 		hlist_for_each_entry(s, &kprobe_sites[b], hash)
 			if (!s->gone && going((unsigned long)s->addr, arg))
-				kp_site_kill(s);
+				kp_site_kill(s, restore);
 }
 
 static bool kp_in_kernel_init(unsigned long addr, void *unused)
@@ -1230,7 +1242,7 @@ static bool kp_in_kernel_init(unsigned long addr, void *unused)
 void kprobe_free_init_mem(void)
 {
 	mutex_lock(&kprobe_mutex);
-	kprobe_kill_range(kp_in_kernel_init, NULL);
+	kprobe_kill_range(kp_in_kernel_init, NULL, false);
 	mutex_unlock(&kprobe_mutex);
 }
 

@@ -112,9 +112,12 @@ kprobe_opcode_t *kprobe_resolve(kprobe_opcode_t *addr, const char *sym,
 /* register_kprobes() and unregister_kprobes(), for return probes too. */
 int kprobe_register_many(struct kprobe **kps, int num);
 void kprobe_unregister_many(struct kprobe **kps, int num);
-/* Mark gone every site whose address @going() says is going away. */
+/*
+ * Mark gone every site whose address @going() says is going away; with
+ * @restore, writing each one's instruction back first.
+ */
 void kprobe_kill_range(bool (*going)(unsigned long addr, void *arg),
-		       void *arg);
+		       void *arg, bool restore);
 /* Arm (or disarm) every site, as debugfs "enabled" asks. */
 int kprobe_arm_all(bool disarmed);
 

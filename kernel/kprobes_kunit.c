@@ -7,7 +7,9 @@
  * instruction kinds, boosting, emulation, the jump optimization of
  * kprobes_opt_kunit.c) in that architecture's suites.
  *
- * Only the public API of <linux/kprobes.h> is used.  The probed code is
+ * Only the public API of <linux/kprobes.h> is used, but for one case that
+ * calls what a module's unloading calls (kprobe_kill_range()).  The probed
+ * code is
  *
  *  - small C functions here, only ever called through a hidden function
  *    pointer, so that the compiler keeps one real, out-of-line body for
@@ -40,6 +42,7 @@
 #include <linux/string.h>
 #include <linux/workqueue.h>
 
+#include "kprobes_internal.h"
 #include "kprobes_kunit.h"
 
 /* ---------------------------------------------------------------------- */
@@ -838,6 +841,33 @@ static void kpk_test_adjacent(struct kunit *test)
 		kpk_unregister(test, &kpk_kp[i]);
 	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_call, 1), 12L);
 	kpk_expect_hits(test, (int[]){ 3, 3, 3, 3 }, (int[]){ 0, 3, 0, 3 }, 4);
+}
+
+static bool kpk_is_addr(unsigned long addr, void *arg)
+{
+	return addr == (unsigned long)arg;
+}
+
+/*
+ * Text that goes away under a probe, as a module's does when it unloads,
+ * gets its instruction back first: the probe stays registered, marked
+ * gone, and no breakpoint of ours is left in memory that may be reused.
+ */
+static void kpk_test_text_gone(struct kunit *test)
+{
+	kprobe_opcode_t *at = (kprobe_opcode_t *)kpk_point(KPK_add_mov);
+	kprobe_opcode_t orig = READ_ONCE(*at);
+	struct kprobe *p = kpk_probe(0, at, NULL, 0, true, 0);
+
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_NE(test, READ_ONCE(*at), orig);
+	mutex_lock(&kprobe_mutex);
+	kprobe_kill_range(kpk_is_addr, at, true);
+	mutex_unlock(&kprobe_mutex);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(*at), orig);
+	KUNIT_EXPECT_TRUE(test, kprobe_gone(p));
+	KUNIT_EXPECT_EQ(test, kpk_call(kpkunit_asm_add, 9), 14L);
+	KUNIT_EXPECT_EQ(test, kpk_pre_hits(0), 0);
 }
 
 /* register_kprobes() undoes the whole batch when one kprobe is bad. */
@@ -1677,6 +1707,7 @@ static struct kunit_case kpk_core_cases[] = {
 	KUNIT_CASE_SLOW(kpk_test_ftrace_one_concurrent),
 #endif
 	KUNIT_CASE(kpk_test_adjacent),
+	KUNIT_CASE(kpk_test_text_gone),
 	KUNIT_CASE(kpk_test_batch_error),
 	KUNIT_CASE(kpk_test_batch_many),
 	KUNIT_CASE_SLOW(kpk_test_concurrent),

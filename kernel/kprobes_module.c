@@ -2,8 +2,9 @@
 /*
  * Probes in module text.  A probe holds its module only while it is being
  * set up: probes pin nothing.  When a module goes (or its init text is
- * freed), the sites in its text are marked gone and left alone, their
- * probes still registered, and its blacklist entries go with it.
+ * freed), the sites in its text get their instructions back and are marked
+ * gone, their probes still registered, and its blacklist entries go with
+ * it.
  */
 #include <linux/module.h>
 
@@ -43,10 +44,10 @@ static int kp_module_notify(struct notifier_block *nb, unsigned long val,
 		break;
 	case MODULE_STATE_LIVE:
 		/* Its init text is freed next. */
-		kprobe_kill_range(kp_in_module_init, mod);
+		kprobe_kill_range(kp_in_module_init, mod, true);
 		break;
 	case MODULE_STATE_GOING:
-		kprobe_kill_range(kp_in_module, mod);
+		kprobe_kill_range(kp_in_module, mod, true);
 		kprobe_blacklist_module_remove(mod);
 		break;
 	}
