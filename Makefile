@@ -28,9 +28,9 @@
 # bash cross built from Debian's sources); ppc64el (upstream's powerpc code,
 # QEMU pseries, POWER9, SLOF), armhf (upstream's 32-bit arm code, ARM mode,
 # QEMU virt, multi-threaded TCG), s390x (upstream's s390 code, QEMU
-# s390-ccw-virtio, SCLP console); their make test passes, make stress too,
-# except on s390x (tools/testing/kprobes/README.md).  Each has its
-# trees in build/ARCH/ours and build/ARCH/stock, make bench's in build/ARCH/bench, and
+# s390-ccw-virtio, SCLP console); their make test and make stress pass
+# (tools/testing/kprobes/README.md).  Each has its trees in
+# build/ARCH/ours and build/ARCH/stock, make bench's in build/ARCH/bench, and
 # the same targets (test, stock, test-stock, compare, stress, bench).
 # EXTRA=<dir>: build the out-of-tree modules in <dir> against the kernel, put
 # them and <dir>/run.sh in the guest (at /extra) and run run.sh after boot.
