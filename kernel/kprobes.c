@@ -351,18 +351,33 @@ static void kp_poke_report(struct kprobe_site *s, bool arm)
 #endif
 
 /*
+ * Around every write of probe text: the CPUs held, for the architectures
+ * that stop them to write, and text_mutex, as every writer of kernel text
+ * takes it.
+ */
+void kprobe_text_lock(void)
+{
+	cpus_read_lock();
+	mutex_lock(&text_mutex);
+}
+
+void kprobe_text_unlock(void)
+{
+	mutex_unlock(&text_mutex);
+	cpus_read_unlock();
+}
+
+/*
  * Write the breakpoints of the sites on @sites (linked by poke), or take
  * them out, in as few of the architecture's passes as its queue allows:
- * every CPU sees every site changed when this returns.  The CPUs are held
- * for the architectures that stop them to write.
+ * every CPU sees every site changed when this returns.
  */
 static void kp_poke_sites(struct list_head *sites, bool arm)
 {
 	struct kprobe_site *s;
 	bool queued;
 
-	cpus_read_lock();
-	mutex_lock(&text_mutex);
+	kprobe_text_lock();
 	list_for_each_entry(s, sites, poke) {
 		if (arch_kprobe_poke_queue(s, arm))
 			continue;
@@ -372,8 +387,7 @@ static void kp_poke_sites(struct list_head *sites, bool arm)
 		WARN_ON_ONCE(!queued);
 	}
 	arch_kprobe_poke_apply();
-	mutex_unlock(&text_mutex);
-	cpus_read_unlock();
+	kprobe_text_unlock();
 	list_for_each_entry(s, sites, poke)
 		kp_poke_report(s, arm);
 }

@@ -24,10 +24,6 @@ static inline struct kprobe *kprobe_site_arch_probe(struct kprobe_site *s)
 	return &s->arch.kp;
 }
 
-/* Hold the CPUs and the text lock around the architecture's text writes. */
-void kp_pp_text_lock(void);
-void kp_pp_text_unlock(void);
-
 #ifdef CONFIG_OPTPROBES
 /* The site's detour buffer, when the architecture can give it one. */
 void kp_pp_opt_prepare(struct kprobe_site *s);
@@ -102,6 +98,9 @@ static __always_inline struct kprobe_site *kp_site_find(unsigned long addr)
 	return NULL;
 }
 
+/* Hold the CPUs and text_mutex around the architecture's text writes. */
+void kprobe_text_lock(void);
+void kprobe_text_unlock(void);
 /* Free a site nobody can reach any more. */
 void kprobe_site_destroy(struct kprobe_site *s);
 /* The registered site of @p, or NULL; under kprobe_mutex. */

@@ -15,12 +15,10 @@
  * since the trap goes on with it (the copy of the instruction, the
  * reentry checks and the post handler are found through it).
  */
-#include <linux/cpu.h>
 #include <linux/execmem.h>
 #include <linux/hash.h>
 #include <linux/kdebug.h>
 #include <linux/kprobes.h>
-#include <linux/memory.h>
 #include <linux/slab.h>
 #ifdef CONFIG_ARM
 #include <asm/proc-fns.h>
@@ -61,23 +59,6 @@ void kprobes_inc_nmissed_count(struct kprobe *p)
 }
 NOKPROBE_SYMBOL(kprobes_inc_nmissed_count);
 
-/*
- * The architecture patches text with stop_machine() or its own text lock:
- * as upstream's core does, hold the CPUs still and the text lock around
- * everything it writes (the slot at prepare, the breakpoint when arming).
- */
-void kp_pp_text_lock(void)
-{
-	cpus_read_lock();
-	mutex_lock(&text_mutex);
-}
-
-void kp_pp_text_unlock(void)
-{
-	mutex_unlock(&text_mutex);
-	cpus_read_unlock();
-}
-
 /* @s's kprobe, with the handlers that run the site's probes. */
 static struct kprobe *kp_pp_setup(struct kprobe_site *s)
 {
@@ -90,16 +71,20 @@ static struct kprobe *kp_pp_setup(struct kprobe_site *s)
 	return kp;
 }
 
+/*
+ * The architecture may write its slot here: prepared, as upstream's core
+ * prepares, with the CPUs held and text_mutex taken.
+ */
 int arch_prepare_kprobe_site(struct kprobe_site *s)
 {
 	struct kprobe *kp = kp_pp_setup(s);
 	int ret;
 
-	kp_pp_text_lock();
+	kprobe_text_lock();
 	ret = arch_prepare_kprobe(kp);
 	if (!ret)
 		kp_pp_opt_prepare(s);
-	kp_pp_text_unlock();
+	kprobe_text_unlock();
 	return ret;
 }
 

@@ -94,9 +94,9 @@ void arch_optimize_kprobe_sites(struct list_head *sites)
 	LIST_HEAD(ops);
 
 	kp_pp_opt_list(sites, &ops);
-	kp_pp_text_lock();
+	kprobe_text_lock();
 	arch_optimize_kprobes(&ops);
-	kp_pp_text_unlock();
+	kprobe_text_unlock();
 	/* It takes each one off as it writes its jump: all of them. */
 	WARN_ON_ONCE(!list_empty(&ops));
 	kp_pp_opt_unlist(&ops);
@@ -108,9 +108,9 @@ void arch_unoptimize_kprobe_sites(struct list_head *sites)
 	LIST_HEAD(done);
 
 	kp_pp_opt_list(sites, &ops);
-	kp_pp_text_lock();
+	kprobe_text_lock();
 	arch_unoptimize_kprobes(&ops, &done);
-	kp_pp_text_unlock();
+	kprobe_text_unlock();
 	kp_pp_opt_unlist(&ops);
 	kp_pp_opt_unlist(&done);
 }
