@@ -1222,7 +1222,6 @@ static void kp_site_kill(struct kprobe_site *s, bool restore)
 	if (restore && !s->ftrace && s->armed) {
 		kprobe_opt_stop(s);	/* the jump sits in front */
 		kp_poke_one(s, false);
-		s->armed = false;
 	}
 	kprobe_opt_forget(s);
 	WRITE_ONCE(s->gone, true);
