@@ -16,6 +16,7 @@
 #   kp_console       the guest's serial console
 #   kp_cmdline       more of the guest's kernel command line (or empty)
 #   kp_qemu          QEMU, machine and CPU (an array)
+#   kp_mem           the guest's memory in MiB (1024 unless said)
 #   kp_tcg_thread    QEMU's TCG threading, single (the default, see boot.sh)
 #                    or multi
 #   kp_arch_deps     the Debian packages the architecture needs
@@ -36,6 +37,7 @@ kp_guest_src=
 kp_ucflags=()
 kp_tcg_thread=single
 kp_cmdline=
+kp_mem=
 case $kp_arch in
 x86_64|x86)
 	kp_arch=x86_64
@@ -211,6 +213,9 @@ mips64el|mips64)
 	# core, through CPS) cannot run.  So one CPU: -smp 2 leaves the
 	# second idle in the boot monitor.
 	kp_qemu=(qemu-system-mips64el -machine malta -cpu MIPS64R2-generic)
+	# 256 MiB, what the board maps low: with -m 1024 the kernel stopped
+	# in a WARNING at time 0 (2026-12-02); with 256 it booted to init.
+	kp_mem=256
 	kp_arch_deps=(gcc-mips64el-linux-gnuabi64 libc6-dev-mips64el-cross qemu-system-mips)
 	kp_config_frags=("$top"/tools/harness/config/{kprobes,test,uprobes,users}.config
 			 "$top"/tools/harness/config/mips64el/*.config)
