@@ -29,7 +29,8 @@
 # QEMU pseries, POWER9, SLOF), armhf (upstream's 32-bit arm code, ARM mode,
 # QEMU virt, multi-threaded TCG), s390x (upstream's s390 code, QEMU
 # s390-ccw-virtio, SCLP console); their make test and make stress pass
-# (tools/testing/kprobes/README.md).  Each has its trees in
+# (tools/testing/kprobes/README.md).  mips64el (upstream's mips code, QEMU
+# malta, MIPS64r2, one CPU): new, see that README.  Each has its trees in
 # build/ARCH/ours and build/ARCH/stock, make bench's in build/ARCH/bench, and
 # the same targets (test, stock, test-stock, compare, stress, bench).
 # EXTRA=<dir>: build the out-of-tree modules in <dir> against the kernel, put

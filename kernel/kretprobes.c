@@ -331,6 +331,18 @@ kp_trampoline_one(struct pt_regs *regs, struct kretprobe_instance *ri)
 	return ret_addr;
 }
 
+/* The newest instance alone when it is this frame's, else the search. */
+static nokprobe_inline unsigned long
+kp_trampoline_dispatch(struct pt_regs *regs, void *frame_pointer)
+{
+	struct llist_node *n = current->kretprobe_instances.first;
+
+	if (likely(n && kp_ri(n)->fp == frame_pointer &&
+		   !is_kretprobe_trampoline((unsigned long)kp_ri(n)->ret_addr)))
+		return kp_trampoline_one(regs, kp_ri(n));
+	return kp_trampoline(regs, frame_pointer);
+}
+
 /**
  * kretprobe_trampoline_handler() - a probed function returned
  * @regs: the registers at the return, as the trampoline saved them
@@ -342,23 +354,48 @@ kp_trampoline_one(struct pt_regs *regs, struct kretprobe_instance *ri)
 notrace unsigned long kretprobe_trampoline_handler(struct pt_regs *regs,
 						   void *frame_pointer)
 {
-	struct llist_node *n = current->kretprobe_instances.first;
 	unsigned long ret;
 
 	/* kprobe_busy_begin(), inlined: probes hit from here on are missed. */
 	preempt_disable();
 	__this_cpu_write(current_kprobe, &kprobe_busy);
 	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
-	if (likely(n && kp_ri(n)->fp == frame_pointer &&
-		   !is_kretprobe_trampoline((unsigned long)kp_ri(n)->ret_addr)))
-		ret = kp_trampoline_one(regs, kp_ri(n));
-	else
-		ret = kp_trampoline(regs, frame_pointer);
+	ret = kp_trampoline_dispatch(regs, frame_pointer);
 	__this_cpu_write(current_kprobe, NULL);
 	preempt_enable();
 	return ret;
 }
 NOKPROBE_SYMBOL(kretprobe_trampoline_handler);
+
+/**
+ * __kretprobe_trampoline_handler() - the same, from a kprobe's handler
+ * @regs: the registers at the return
+ * @frame_pointer: the stack slot the return address was in, or NULL
+ *
+ * For the architectures whose trampoline is itself a kprobe (upstream's
+ * mips, sparc, parisc, sh, arc): they call this from that probe's pre
+ * handler, in the middle of its hit.  The probe being handled stays this
+ * CPU's current one when the return handlers are done, so that the
+ * architecture's hit path finishes it as it began it.
+ * Return: the address to return to.
+ */
+notrace unsigned long __kretprobe_trampoline_handler(struct pt_regs *regs,
+						     void *frame_pointer)
+{
+	struct kprobe *cur = __this_cpu_read(current_kprobe);
+	unsigned long status = __this_cpu_read(kprobe_ctlblk.kprobe_status);
+	unsigned long ret;
+
+	preempt_disable();
+	__this_cpu_write(current_kprobe, &kprobe_busy);
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, KPROBE_HIT_ACTIVE);
+	ret = kp_trampoline_dispatch(regs, frame_pointer);
+	__this_cpu_write(kprobe_ctlblk.kprobe_status, status);
+	__this_cpu_write(current_kprobe, cur);
+	preempt_enable();
+	return ret;
+}
+NOKPROBE_SYMBOL(__kretprobe_trampoline_handler);
 
 /**
  * kprobe_flush_task() - a task is freed: retire its pending instances

@@ -798,6 +798,9 @@ static nokprobe_inline void *kretprobe_trampoline_addr(void)
  */
 unsigned long kretprobe_trampoline_handler(struct pt_regs *regs,
 					   void *frame_pointer);
+/* The same from the pre handler of a trampoline that is a kprobe. */
+unsigned long __kretprobe_trampoline_handler(struct pt_regs *regs,
+					     void *frame_pointer);
 
 static nokprobe_inline bool is_kretprobe_trampoline(unsigned long addr)
 {

@@ -20,8 +20,8 @@ tree=$bdir/linux
 # stock upstream kprobes and ftrace too), which crashes guests at random.
 # KP_TCG_THREAD=multi brings it back, for experiments.  32-bit arm cannot
 # boot two vCPUs on one thread and runs multi-threaded (arch.sh says why).
-# The machine and CPU are ARCH's (arch.sh).
-qemu=("${kp_qemu[@]}" -smp 2 -m 1024
+# The machine, CPU and memory are ARCH's (arch.sh).
+qemu=("${kp_qemu[@]}" -smp 2 -m "${kp_mem:-1024}"
       -accel "tcg,thread=${KP_TCG_THREAD:-$kp_tcg_thread}"
       -kernel "$tree/$kp_image" -initrd "$bdir/initramfs.cpio.gz"
       -no-reboot -display none

@@ -72,6 +72,9 @@
 #elif defined(__s390x__)
 #define SYS_GETPPID	"__s390x_sys_getppid"
 #define KP_ON_FTRACE	1
+#elif defined(__mips__)
+#define SYS_GETPPID	"sys_getppid"	/* no system call wrappers */
+#define KP_ON_FTRACE	0
 #elif defined(__i386__)
 #define SYS_GETPPID	"__ia32_sys_getppid"
 #define KP_ON_FTRACE	1

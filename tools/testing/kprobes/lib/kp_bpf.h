@@ -20,7 +20,7 @@
  * (gpr[] comes first), 32-bit arm's r0.  REGS_RET_SIZE is the register's
  * size, for the program's load: a 64-bit load on 32-bit arm would take r1
  * with r0.  s390x's %r2 (args[0], the two words of the PSW, %r0 and
- * %r1 come first).  i386's ax (bx, cx, dx, si, di and bp come first).
+ * %r1 come first).  mips64's $2 (v0: regs[] comes first).  i386's ax (bx, cx, dx, si, di and bp come first).
  */
 #if defined(__x86_64__)
 #define REGS_RET_OFF	(10 * 8)
@@ -36,6 +36,8 @@
 #define REGS_RET_OFF	(5 * 8)
 #elif defined(__i386__)
 #define REGS_RET_OFF	(6 * 4)
+#elif defined(__mips__) && _MIPS_SIM == _ABI64
+#define REGS_RET_OFF	(2 * 8)
 #else
 #error "which pt_regs word is the return value here?"
 #endif

@@ -55,6 +55,12 @@
  *   +28 mov r0, #0 (skipped)   +32 ldr literal (simulated)   +36 add
  *   +40 pop {r4, pc} (simulated)
  *
+ * mips64 (4 bytes each, delay slots filled by hand): a branch never
+ * taken and the returns, each with its delay slot (no probe there):
+ *
+ *   +0 daddu   +4 li $3, 10   +8 beqz, never taken   +12 nop (slot)
+ *   +16 daddu   +20 jr $31   +24 nop (slot)   +28 jr $31 (skipped)
+ *
  * s390x: 2-, 4- and 6-byte instructions, everything stepped from a slot,
  * the PC-relative ones (larl, branches) fixed up after the step, larl's
  * displacement rewritten for the slot:
@@ -197,6 +203,21 @@ SYM_FUNC_END(kps_short)
 	.balign	8
 .Lkps_ten:
 	.quad	10
+#elif defined(CONFIG_MIPS) && defined(CONFIG_64BIT)
+	.set	push
+	.set	noreorder
+SYM_FUNC_START(kps_short)
+	daddu	$2, $4, $4
+	li	$3, 10
+	beqz	$3, 1f			/* never taken */
+	nop
+	daddu	$2, $2, $3
+	jr	$31
+	nop
+1:	jr	$31
+	move	$2, $0			/* only reached by a wrong branch */
+SYM_FUNC_END(kps_short)
+	.set	pop
 #else
 #error "kps_short: no version for this architecture"
 #endif

@@ -74,6 +74,11 @@
  *   So offsets 2 to 6 are nops inside the function, offsets 10 and 12
  *   are inside the lgrl, and every odd offset is inside an instruction.
  *
+ * mips64 (4 bytes each, the assembler's reordering off):
+ *   0..12 nop x 4
+ *   16    lui, 20 ori, 24 dsll, 28 ori, 32 dsll   the value
+ *   36    jr $31      40 ori, in its delay slot (no probe there)
+ *
  * Either way it returns 0x6b705f7461726765 (on 32-bit arm, whose long has
  * 32 bits, 0x6b705f74).
  */
@@ -223,6 +228,23 @@ SYM_FUNC_END(kp_target_cc)
 	.balign	8
 .Lkpt_word:
 	.quad	0x6b705f7461726765
+#elif defined(CONFIG_MIPS) && defined(CONFIG_64BIT)
+	.set	push
+	.set	noreorder
+SYM_FUNC_START(kp_target_asm)
+	nop
+	nop
+	nop
+	nop
+	lui	$2, 0x6b70
+	ori	$2, $2, 0x5f74
+	dsll	$2, $2, 16
+	ori	$2, $2, 0x6172
+	dsll	$2, $2, 16
+	jr	$31
+	ori	$2, $2, 0x6765		/* the delay slot */
+SYM_FUNC_END(kp_target_asm)
+	.set	pop
 #else
 #error "kp_target_asm: no version for this architecture"
 #endif
